@@ -1,0 +1,143 @@
+"""Name -> advantage registry, with the metadata the checker, theory and trainers read.
+
+Registered advantages follow the contract of DESIGN.md section 2::
+
+    fn(rewards, *, mask=None, signals=None, logprobs=None, **hyper_parameters) -> advantages
+
+``fadesim.get(name)`` returns the registered function object itself, so a trainer, the
+simulator and the LLM bridge all run literally the same code; ``fadesim.get(name, **params)``
+returns a ``functools.partial`` over that object with validated hyper-parameters.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+AdvantageFn = Callable[..., Any]
+
+_CONTRACT_KEYWORDS = ("mask", "signals", "logprobs")
+
+
+@dataclass(frozen=True)
+class Advantage:
+    """One registered advantage: the function plus what is known about it."""
+
+    name: str
+    fn: AdvantageFn
+    paper: str  # arXiv id, e.g. "2402.03300"
+    title: str  # short citation
+    params: Mapping[str, Any] = field(default_factory=dict)  # hyper-parameter defaults
+    mean_centred: bool = False  # advantages sum to 0 in every group (so M+ = M-)
+    scale_invariant: bool = False  # unchanged under r -> a*r + b, a > 0
+    needs_logprobs: bool = False
+    needs_signals: tuple[str, ...] = ()
+    min_group_size: int = 1
+    binary_only: bool = False  # defined for 0/1 rewards; other rewards are thresholded
+    summary: str = ""
+
+    def bind(self, **params: Any) -> AdvantageFn:
+        """The function with hyper-parameters fixed (the function itself when none are given)."""
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            raise ValueError(
+                f"advantage '{self.name}' has no parameter(s) {unknown}; "
+                f"its parameters are {sorted(self.params) or 'none'}"
+            )
+        if not params:
+            return self.fn
+        return functools.partial(self.fn, **params)
+
+
+_REGISTRY: dict[str, Advantage] = {}
+
+
+def register(
+    name: str,
+    fn: AdvantageFn | None = None,
+    *,
+    paper: str,
+    title: str = "",
+    mean_centred: bool = False,
+    scale_invariant: bool = False,
+    needs_logprobs: bool = False,
+    needs_signals: tuple[str, ...] = (),
+    min_group_size: int = 1,
+    binary_only: bool = False,
+    summary: str = "",
+    replace: bool = False,
+) -> Any:
+    """Register an advantage under ``name``; usable as a decorator or a plain call.
+
+    Hyper-parameters and their defaults are read from the function's keyword-only
+    arguments (other than mask/signals/logprobs). Registering a taken name raises
+    ``ValueError`` unless ``replace=True``.
+    """
+
+    def decorator(f: AdvantageFn) -> AdvantageFn:
+        if not callable(f):
+            raise TypeError(f"register('{name}'): expected a function, got {type(f).__name__}")
+        if name in _REGISTRY and not replace and _REGISTRY[name].fn is not f:
+            raise ValueError(f"advantage '{name}' is already registered (pass replace=True to override)")
+        _REGISTRY[name] = Advantage(
+            name=name,
+            fn=f,
+            paper=paper,
+            title=title,
+            params=_hyper_parameters(f),
+            mean_centred=mean_centred,
+            scale_invariant=scale_invariant,
+            needs_logprobs=needs_logprobs,
+            needs_signals=tuple(needs_signals),
+            min_group_size=min_group_size,
+            binary_only=binary_only,
+            summary=summary or _first_line(f),
+        )
+        return f
+
+    return decorator(fn) if fn is not None else decorator
+
+
+def unregister(name: str) -> None:
+    """Remove a user-registered advantage (KeyError if unknown)."""
+    info(name)
+    del _REGISTRY[name]
+
+
+def info(name: str) -> Advantage:
+    """Metadata of a registered advantage; ``KeyError`` naming the known ones if unknown."""
+    if not isinstance(name, str):
+        raise TypeError(f"advantage name must be a string; got {type(name).__name__}")
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown advantage '{name}'; known advantages: {', '.join(names())}") from None
+
+
+def get(name: str, **params: Any) -> AdvantageFn:
+    """The advantage function registered as ``name``, with ``params`` bound if given."""
+    return info(name).bind(**params)
+
+
+def names() -> list[str]:
+    """Registered advantage names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def entries() -> list[Advantage]:
+    return [_REGISTRY[n] for n in names()]
+
+
+def _hyper_parameters(f: AdvantageFn) -> dict[str, Any]:
+    params = {}
+    for p in inspect.signature(f).parameters.values():
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _CONTRACT_KEYWORDS:
+            params[p.name] = p.default
+    return params
+
+
+def _first_line(f: AdvantageFn) -> str:
+    doc = inspect.getdoc(f) or ""
+    return doc.splitlines()[0] if doc else ""

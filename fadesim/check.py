@@ -1,0 +1,419 @@
+"""Property suite for an advantage function: one source of truth for ``fadesim check`` and our tests.
+
+Each property is a hypothesis test over random reward batches (binary and continuous rewards,
+group sizes, masks, hyper-parameter-free calls of an already-bound function). A failing property
+reports hypothesis' shrunk, minimal counter-example.
+
+Properties (``PROPERTIES``):
+  shape_and_namespace     output has the input's shape and array namespace (numpy, jax, torch)
+  backend_agreement_f64   numpy = jax = jax.jit = torch to 1e-12 (relative to the output scale) in float64
+  backend_agreement_f32   the same to 1e-6 in float32
+  jax_transformations     runs under jax.jit and jax.vmap (no Python branching on values)
+  permutation_equivariant permuting a group's rollouts permutes its advantages
+  degenerate_groups       all-equal groups give finite output (exact zeros if mean-centred)
+  extreme_rewards         finite output for rewards up to 1e6 in magnitude
+  mask_handling           masked entries are 0 and do not change the valid ones
+  constant_output         no gradient flows from the advantages back to the rewards (torch autograd)
+  deterministic           the same input gives bit-identical output
+  bad_input               NaN/inf rewards, a 0-d array, a mismatched mask raise ValueError
+  mean_centred            (declared) advantages sum to 0 in every group
+  scale_invariant         (declared) unchanged under r -> a r + b, a > 0 (up to the eps regulariser)
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+import array_api_compat
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fadesim.advantages.registry import info
+
+SIGNALS_KEYS = ("entropy", "initial_entropy")
+
+
+@dataclass(frozen=True)
+class AdvantageSpec:
+    """What the checker needs to know about an advantage (its declared properties)."""
+
+    name: str
+    fn: Callable[..., Any]
+    mean_centred: bool = False
+    scale_invariant: bool = False
+    needs_logprobs: bool = False
+    needs_signals: tuple[str, ...] = ()
+    min_group_size: int = 2
+    max_group_size: int = 16
+
+
+def spec_from_registry(name: str, *, max_group_size: int = 16, **params: Any) -> AdvantageSpec:
+    """Spec of a registered advantage with ``params`` bound (pass@K-style K raises the minimum G)."""
+    entry = info(name)
+    fn = entry.bind(**params)
+    min_g = max(entry.min_group_size, 2)
+    K = params.get("K", entry.params.get("K"))
+    if K is not None:
+        min_g = max(min_g, int(K) + 1)
+    return AdvantageSpec(
+        name=name,
+        fn=fn,
+        mean_centred=entry.mean_centred,
+        scale_invariant=entry.scale_invariant,
+        needs_logprobs=entry.needs_logprobs,
+        needs_signals=entry.needs_signals,
+        min_group_size=min_g,
+        max_group_size=max(max_group_size, min_g),
+    )
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    prop: str
+    passed: bool
+    detail: str = ""
+    counterexample: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One drawn input: rewards (B, G) float64, optional mask, log-probs and signals."""
+
+    rewards: np.ndarray
+    mask: np.ndarray | None = None
+    logprobs: np.ndarray | None = None
+    signals: dict[str, float] | None = field(default=None)
+
+    def __repr__(self) -> str:  # what a counter-example prints
+        parts = [f"rewards={np.array2string(self.rewards, precision=4, separator=', ')}"]
+        if self.mask is not None:
+            parts.append(f"mask={np.array2string(self.mask, separator=', ')}")
+        if self.logprobs is not None:
+            parts.append(f"logprobs={np.array2string(self.logprobs, precision=4, separator=', ')}")
+        if self.signals is not None:
+            parts.append(f"signals={self.signals}")
+        return "Case(" + ", ".join(parts) + ")"
+
+
+# ----------------------------------------------------------------------------- strategies
+#: Floats are drawn without subnormals: XLA on CPU flushes them to zero, so jax would legitimately see
+#: ties that numpy does not (no real reward or log-prob is subnormal).
+#: Group sizes drawn by the suite: small, odd, even, powers of two and 64. A fixed set (rather than
+#: every integer) lets jax reuse compiled code across examples, which keeps the suite fast.
+GROUP_SIZES = (2, 3, 4, 5, 7, 8, 12, 16, 31, 64)
+
+
+def group_sizes(spec: AdvantageSpec) -> list[int]:
+    lo, hi = spec.min_group_size, spec.max_group_size
+    sizes = sorted({lo, hi, *(g for g in GROUP_SIZES if lo <= g <= hi)})
+    return sizes
+
+
+@st.composite
+def cases(draw: Any, spec: AdvantageSpec, *, binary: bool | None = None, masked: bool | None = None,
+          max_abs: float = 10.0) -> Case:
+    B = draw(st.sampled_from([1, 3]))
+    G = draw(st.sampled_from(group_sizes(spec)))
+    is_binary = draw(st.booleans()) if binary is None else binary
+    if is_binary:
+        rewards = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=B * G, max_size=B * G)))
+    else:
+        rewards = np.array(draw(st.lists(st.floats(-max_abs, max_abs, allow_nan=False, allow_subnormal=False),
+                                         min_size=B * G, max_size=B * G)))
+    rewards = rewards.reshape(B, G)
+    use_mask = draw(st.booleans()) if masked is None else masked
+    mask = None
+    if use_mask:
+        mask = np.array(draw(st.lists(st.booleans(), min_size=B * G, max_size=B * G))).reshape(B, G)
+    logprobs = None
+    if spec.needs_logprobs:
+        vals = draw(st.lists(st.floats(-20.0, 0.0, allow_nan=False, allow_subnormal=False), min_size=B * G, max_size=B * G))
+        logprobs = np.array(vals).reshape(B, G)
+    signals = None
+    if spec.needs_signals:
+        signals = {"entropy": draw(st.floats(0.0, 3.0)), "initial_entropy": draw(st.floats(0.1, 3.0))}
+        for key in spec.needs_signals:
+            signals.setdefault(key, 1.0)
+    return Case(rewards=rewards, mask=mask, logprobs=logprobs, signals=signals)
+
+
+# ----------------------------------------------------------------------------- calling
+def _kwargs(spec: AdvantageSpec, case: Case, convert: Callable[[Any], Any]) -> dict[str, Any]:
+    kw: dict[str, Any] = {}
+    if case.mask is not None:
+        kw["mask"] = convert(case.mask)
+    if spec.needs_logprobs:
+        kw["logprobs"] = convert(case.logprobs)
+    if spec.needs_signals:
+        kw["signals"] = dict(case.signals or {})
+    return kw
+
+
+@functools.lru_cache(maxsize=256)
+def _jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    import jax
+
+    return jax.jit(lambda r, kw: fn(r, **kw))
+
+
+def call(spec: AdvantageSpec, case: Case, backend: str, dtype: str = "float64") -> Any:
+    """Run the advantage on ``case`` with one backend; returns the raw output of that backend."""
+    r = case.rewards.astype(dtype)
+    conv_lp = (lambda x: x.astype(dtype) if x.dtype.kind == "f" else x)
+    if backend == "numpy":
+        return spec.fn(r, **_kwargs(spec, case, conv_lp))
+    if backend == "torch":
+        import torch
+
+        return spec.fn(torch.asarray(r), **_kwargs(spec, case, lambda x: torch.asarray(conv_lp(x))))
+    if backend in ("jax", "jax.jit"):
+        import jax
+        import jax.numpy as jnp
+
+        with jax.enable_x64(dtype == "float64"):
+            kw = _kwargs(spec, case, lambda x: jnp.asarray(conv_lp(x)))
+            if backend == "jax":
+                out = spec.fn(jnp.asarray(r), **kw)
+            else:
+                out = _jitted(spec.fn)(jnp.asarray(r), kw)
+            return np.asarray(out)
+    raise ValueError(f"unknown backend {backend!r}")
+
+
+def _np(x: Any) -> np.ndarray:
+    if array_api_compat.is_torch_array(x):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def _close(a: np.ndarray, b: np.ndarray, tol: float) -> bool:
+    scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= tol * scale))
+
+
+# ----------------------------------------------------------------------------- properties
+def _prop_shape_and_namespace(spec: AdvantageSpec, case: Case) -> None:
+    checks = {"numpy": array_api_compat.is_numpy_array, "torch": array_api_compat.is_torch_array}
+    for backend, is_ns in checks.items():
+        out = call(spec, case, backend)
+        assert is_ns(out), f"{backend} input gave a {type(out).__module__}.{type(out).__name__} output"
+        assert tuple(out.shape) == case.rewards.shape, f"{backend}: output shape {tuple(out.shape)} != {case.rewards.shape}"
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        out = spec.fn(jnp.asarray(case.rewards), **_kwargs(spec, case, jnp.asarray))
+        assert array_api_compat.is_jax_array(out), f"jax input gave a {type(out).__module__}.{type(out).__name__} output"
+        assert tuple(out.shape) == case.rewards.shape
+
+
+def _agreement(tol: float, dtype: str) -> Callable[[AdvantageSpec, Case], None]:
+    def prop(spec: AdvantageSpec, case: Case) -> None:
+        ref = _np(call(spec, case, "numpy", dtype))
+        assert np.all(np.isfinite(ref)), "numpy output is not finite"
+        for backend in ("jax", "jax.jit", "torch"):
+            out = _np(call(spec, case, backend, dtype))
+            assert _close(out, ref, tol), (
+                f"{backend} differs from numpy ({dtype}): max |diff| = {np.max(np.abs(out - ref)):.3e}"
+            )
+
+    return prop
+
+
+@functools.lru_cache(maxsize=256)
+def _vmapped(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """jit(vmap(fn over the leading axis)), each row computed as a batch of one group."""
+    import jax
+
+    def one_group(r: Any, arrays: dict[str, Any], extra: dict[str, Any]) -> Any:
+        return fn(r[None, :], **{k: v[None, :] for k, v in arrays.items()}, **extra)[0]
+
+    return jax.jit(jax.vmap(one_group, in_axes=(0, 0, None)))
+
+
+def _prop_jax_transformations(spec: AdvantageSpec, case: Case) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    with jax.enable_x64(True):
+        kw = _kwargs(spec, case, jnp.asarray)
+        r = jnp.asarray(case.rewards)
+        direct = np.asarray(spec.fn(r, **kw))
+        jitted = np.asarray(_jitted(spec.fn)(r, kw))
+        assert _close(jitted, direct, 1e-12), "jax.jit output differs from eager jax"
+        arrays = {k: v for k, v in kw.items() if k != "signals"}
+        extra = {k: v for k, v in kw.items() if k == "signals"}
+        mapped = np.asarray(_vmapped(spec.fn)(r, arrays, extra))
+        assert _close(mapped, direct, 1e-12), "jax.vmap over groups differs from computing the batch at once"
+
+
+def _prop_permutation(spec: AdvantageSpec, case: Case, perm_seed: int) -> None:
+    G = case.rewards.shape[-1]
+    perm = np.random.default_rng(perm_seed).permutation(G)
+    permuted = Case(
+        rewards=case.rewards[:, perm],
+        mask=None if case.mask is None else case.mask[:, perm],
+        logprobs=None if case.logprobs is None else case.logprobs[:, perm],
+        signals=case.signals,
+    )
+    a = _np(call(spec, case, "numpy"))
+    b = _np(call(spec, permuted, "numpy"))
+    assert _close(b, a[:, perm], 1e-10), f"A(permuted r) != permuted A(r) for permutation {perm.tolist()}"
+
+
+def _prop_degenerate(spec: AdvantageSpec, case: Case, value: float) -> None:
+    # degenerate = everything the advantage reads is equal within the group (rewards and log-probs)
+    flat = Case(rewards=np.full_like(case.rewards, value), mask=case.mask,
+                logprobs=None if case.logprobs is None else np.full_like(case.logprobs, -1.0),
+                signals=case.signals)
+    out = _np(call(spec, flat, "numpy"))
+    assert np.all(np.isfinite(out)), f"non-finite output on all-equal groups (reward {value})"
+    if spec.mean_centred:
+        assert np.all(out == 0.0), f"mean-centred advantage is not exactly 0 on all-equal groups: {out}"
+
+
+def _prop_extreme(spec: AdvantageSpec, case: Case) -> None:
+    for dtype in ("float64", "float32"):
+        out = _np(call(spec, case, "numpy", dtype))
+        assert np.all(np.isfinite(out)), f"non-finite output ({dtype}) for rewards up to {np.abs(case.rewards).max():.3g}"
+
+
+def _prop_mask(spec: AdvantageSpec, case: Case, garbage_seed: int) -> None:
+    mask = case.mask if case.mask is not None else np.ones_like(case.rewards, dtype=bool)
+    junk = np.random.default_rng(garbage_seed).normal(scale=1e3, size=case.rewards.shape)
+    dirty = Case(rewards=np.where(mask, case.rewards, junk), mask=mask,
+                 logprobs=None if case.logprobs is None else np.where(mask, case.logprobs, -junk ** 2),
+                 signals=case.signals)
+    out = _np(call(spec, dirty, "numpy"))
+    assert np.all(out[~mask] == 0.0), "masked entries are not 0"
+    for i in range(case.rewards.shape[0]):
+        valid = mask[i]
+        if valid.sum() < spec.min_group_size:
+            continue
+        alone = Case(rewards=case.rewards[i:i + 1, valid],
+                     logprobs=None if case.logprobs is None else case.logprobs[i:i + 1, valid],
+                     signals=case.signals)
+        ref = _np(call(spec, alone, "numpy"))[0]
+        assert _close(out[i, valid], ref, 1e-10), (
+            f"group {i}: valid entries under the mask differ from the same group computed without padding"
+        )
+
+
+def _prop_constant(spec: AdvantageSpec, case: Case) -> None:
+    import torch
+
+    r = torch.tensor(case.rewards, requires_grad=True)
+    out = spec.fn(r, **_kwargs(spec, case, torch.asarray))
+    assert not out.requires_grad, "advantages carry autograd history: gradients would flow into the rewards"
+
+
+def _prop_deterministic(spec: AdvantageSpec, case: Case) -> None:
+    a, b = _np(call(spec, case, "numpy")), _np(call(spec, case, "numpy"))
+    assert np.array_equal(a, b, equal_nan=True), "two identical calls gave different outputs"
+
+
+def _expect_value_error(fn: Callable[[], Any], what: str) -> None:
+    try:
+        fn()
+    except ValueError:
+        return
+    except Exception as err:  # noqa: BLE001 - reported as the failure
+        raise AssertionError(f"{what}: raised {type(err).__name__} ({err}) instead of ValueError") from None
+    raise AssertionError(f"{what}: no error raised")
+
+
+def _prop_bad_input(spec: AdvantageSpec, case: Case) -> None:
+    kw = _kwargs(spec, Case(rewards=case.rewards, logprobs=case.logprobs, signals=case.signals), lambda x: x)
+    for bad in (np.nan, np.inf, -np.inf):
+        r = case.rewards.copy()
+        r[0, 0] = bad
+        _expect_value_error(lambda: spec.fn(r, **kw), f"reward {bad}")
+    _expect_value_error(lambda: spec.fn(np.float64(1.0), **{k: v for k, v in kw.items() if k == "signals"}),
+                        "0-d rewards")
+    bad_mask = np.ones(case.rewards.shape[:-1] + (case.rewards.shape[-1] + 1,), dtype=bool)
+    _expect_value_error(lambda: spec.fn(case.rewards, **{**kw, "mask": bad_mask}), "mask of the wrong shape")
+
+
+def _prop_mean_centred(spec: AdvantageSpec, case: Case) -> None:
+    out = _np(call(spec, case, "numpy"))
+    sums = out.sum(axis=-1)
+    scale = 1.0 + np.abs(out).sum(axis=-1)
+    assert np.all(np.abs(sums) <= 1e-9 * scale), f"group sums are not 0: {sums}"
+
+
+def _prop_scale_invariant(spec: AdvantageSpec, case: Case, a: float, b: float) -> None:
+    base = _np(call(spec, case, "numpy"))
+    shifted = Case(rewards=a * case.rewards + b, mask=case.mask, logprobs=case.logprobs, signals=case.signals)
+    out = _np(call(spec, shifted, "numpy"))
+    assert _close(out, base, 1e-4), f"A({a:.3g} r + {b:.3g}) != A(r): max |diff| = {np.max(np.abs(out - base)):.3e}"
+
+
+def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None], dict[str, Any]]]:
+    """name -> (test function, hypothesis strategies for its arguments)."""
+    any_case = cases(spec)
+    seeds = st.integers(0, 2**31 - 1)
+    tests = {
+        "shape_and_namespace": (_prop_shape_and_namespace, {"case": any_case}),
+        "backend_agreement_f64": (_agreement(1e-12, "float64"), {"case": any_case}),
+        "backend_agreement_f32": (_agreement(1e-6, "float32"), {"case": cases(spec, max_abs=1.0)}),
+        "jax_transformations": (_prop_jax_transformations, {"case": any_case}),
+        "permutation_equivariant": (_prop_permutation, {"case": any_case, "perm_seed": seeds}),
+        "degenerate_groups": (_prop_degenerate, {"case": any_case,
+                                                 "value": st.sampled_from([0.0, 1.0, -1.0, 0.1, 0.7, 1e6])}),
+        "extreme_rewards": (_prop_extreme, {"case": cases(spec, max_abs=1e6)}),
+        "mask_handling": (_prop_mask, {"case": cases(spec, masked=True), "garbage_seed": seeds}),
+        "constant_output": (_prop_constant, {"case": any_case}),
+        "deterministic": (_prop_deterministic, {"case": any_case}),
+        "bad_input": (_prop_bad_input, {"case": cases(spec, masked=False)}),
+    }
+    if spec.mean_centred:
+        tests["mean_centred"] = (_prop_mean_centred, {"case": any_case})
+    if spec.scale_invariant:
+        tests["scale_invariant"] = (_prop_scale_invariant, {
+            "case": cases(spec, binary=True),
+            "a": st.floats(0.5, 5.0), "b": st.floats(-5.0, 5.0)})
+    return tests
+
+
+PROPERTIES = (
+    "shape_and_namespace", "backend_agreement_f64", "backend_agreement_f32", "jax_transformations",
+    "permutation_equivariant", "degenerate_groups", "extreme_rewards", "mask_handling", "constant_output",
+    "deterministic", "bad_input", "mean_centred", "scale_invariant",
+)
+
+
+def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200, seed: int = 0) -> PropertyResult:
+    """Run one property with hypothesis; on failure return the shrunk counter-example."""
+    tests = _property_tests(spec)
+    if prop not in tests:
+        if prop in PROPERTIES:
+            return PropertyResult(prop, True, "not declared; skipped")
+        raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
+    fn, strategies = tests[prop]
+    test = settings(
+        max_examples=max_examples,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )(given(**strategies)(lambda **kw: fn(spec, **kw)))
+    del seed  # derandomize=True makes every run draw the same examples
+    try:
+        test()
+    except Exception as err:  # noqa: BLE001 - any failure of the user's function is a finding
+        notes = [n for n in getattr(err, "__notes__", []) if "Falsifying" in n or "Case(" in n or "=" in n]
+        detail = f"{type(err).__name__}: {err}".strip()
+        return PropertyResult(prop, False, detail.splitlines()[0] if detail else type(err).__name__,
+                              "\n".join(notes) or None)
+    return PropertyResult(prop, True, f"{max_examples} examples")
+
+
+def run_checks(spec: AdvantageSpec, *, properties: Iterable[str] | None = None,
+               max_examples: int = 200) -> list[PropertyResult]:
+    """Run the property suite (all properties by default); one result per property."""
+    props = list(properties) if properties is not None else [p for p in PROPERTIES]
+    return [run_property(spec, p, max_examples=max_examples) for p in props]
