@@ -137,3 +137,10 @@ REFERENCES = {
     "risk_sensitive": risk_sensitive, "pass_at_k": pass_at_k, "pkpo": pkpo, "unlikeliness": unlikeliness,
     "fade": fade,
 }
+
+
+def sign_balanced(r, balance=0.0):
+    return [1.0 + balance if x > TH else -(1.0 - balance) for x in r]
+
+
+REFERENCES["sign_balanced"] = sign_balanced

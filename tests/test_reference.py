@@ -50,7 +50,7 @@ def _compare(name, r, mask, lp, params=(), ref_kw=None):
         np.testing.assert_allclose(out[i, v], expected, rtol=1e-9, atol=1e-9)
 
 
-CONTINUOUS_OK = ["grpo", "dr_grpo", "rloo", "reinforce", "psr", "nsr", "w_reinforce", "asymmetric",
+CONTINUOUS_OK = ["sign_balanced", "grpo", "dr_grpo", "rloo", "reinforce", "psr", "nsr", "w_reinforce", "asymmetric",
                  "median", "focal", "risk_sensitive", "unlikeliness", "fade"]
 
 

@@ -194,6 +194,7 @@ def risk_sensitive(
     xp = batch.xp
     scaled = beta * batch.rewards
     top = gs.maximum(scaled, batch)
+    top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))  # fully masked groups: any finite shift
     d = xp.where(batch.mask, xp.expm1(scaled - top), xp.zeros_like(scaled))
     d_mean = gs.mean(d, batch)
     out = (d - d_mean) / (beta * (1.0 + d_mean))

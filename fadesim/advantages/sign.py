@@ -104,3 +104,30 @@ def asymmetric(
     """
     batch = prepare_group_batch(rewards, mask, name="asymmetric", min_group_size=2)
     return gs.finish(gs.centred(batch) + delta, batch)
+
+
+@register("sign_balanced", paper="2607.01490", title="Sign-axis sweep at fixed mass (after Zhu et al., 2506.01347)",
+          binary_only=True)
+def sign_balanced(
+    rewards: Any,
+    *,
+    mask: Any = None,
+    balance: float = 0.0,
+    threshold: float = CORRECT_THRESHOLD,
+    signals: Any = None,
+    logprobs: Any = None,
+) -> Any:
+    """The sign axis at (nearly) fixed total mass: A+ = 1 + b, A- = -(1 - b), b = ``balance`` in [-1, 1].
+
+    Shapes: (..., G) -> (..., G). The sign-weighting of the +-1 REINFORCE advantage (arXiv 2506.01347)
+    parametrised as in arXiv 2607.01490's sign axis: b = -1 is 2 x NSR, b = 0 is REINFORCE with +-1
+    rewards, b = +1 is 2 x PSR. Unlike W-REINFORCE's lam (which also rescales the total mass), b moves
+    mass between signs while a group's total mass G + b (2k - G) stays G at p = 1/2.
+    """
+    if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
+        raise ValueError(f"sign_balanced: balance must lie in [-1, 1]; got {balance}")
+    batch = prepare_group_batch(rewards, mask, name="sign_balanced")
+    xp = batch.xp
+    good = gs.correct(batch, threshold)
+    ones = xp.ones_like(batch.rewards)
+    return gs.finish(xp.where(good, (1.0 + balance) * ones, -(1.0 - balance) * ones), batch)

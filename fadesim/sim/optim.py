@@ -1,0 +1,34 @@
+"""Optimizers as init/update pairs over dicts of arrays (numpy or jax), for gradient *ascent*."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def sgd_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
+    return {}
+
+
+def sgd_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any,
+               **_: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {k: params[k] + lr * grads[k] for k in params}, state
+
+
+def adam_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
+    return {"m": {k: xp.zeros_like(v) for k, v in params.items()},
+            "v": {k: xp.zeros_like(v) for k, v in params.items()},
+            "count": xp.zeros((), dtype=next(iter(params.values())).dtype)}
+
+
+def adam_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
+                b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Adam (Kingma & Ba, 1412.6980) with bias correction."""
+    count = state["count"] + 1.0
+    m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
+    v = {k: b2 * state["v"][k] + (1.0 - b2) * grads[k] * grads[k] for k in params}
+    c1, c2 = 1.0 - b1**count, 1.0 - b2**count
+    new = {k: params[k] + lr * (m[k] / c1) / (xp.sqrt(v[k] / c2) + eps) for k in params}
+    return new, {"m": m, "v": v, "count": count}
+
+
+OPTIMIZERS = {"sgd": (sgd_init, sgd_update), "adam": (adam_init, adam_update)}

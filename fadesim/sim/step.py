@@ -1,0 +1,119 @@
+"""One training step and the logged metrics, written once for numpy and jax.numpy.
+
+step = sample G rollouts per prompt (inverse CDF from given uniforms) -> rewards -> the registry's
+advantage (the same function object on either backend) -> policy-gradient update with the analytic
+score (optionally PPO-clipped over several epochs, optionally with a KL(pi || pi_0) penalty) -> metrics.
+The trainer, not the advantage, computes the training signals (smoothed entropy, initial entropy, step).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+from fadesim.advantages.registry import info
+from fadesim.decompose import decompose
+from fadesim.sim.config import UPDATE_HYPER_PARAMETERS, SimConfig
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import softmax_policy as sp
+
+#: metrics of the batch that made an update (NaN in the step-0 row, before any update)
+BATCH_METRICS = ("reward_mean", "positive_mass", "negative_mass", "balance", "hardness", "ess", "grad_norm",
+                 "clip_fraction")
+
+
+def split_hyper_parameters(cfg: SimConfig, hp: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Update hyper-parameters (defaults from cfg, overridden by hp) and advantage overrides."""
+    update = {name: hp.get(name, getattr(cfg, name)) for name in UPDATE_HYPER_PARAMETERS}
+    adv = {k: v for k, v in hp.items() if k not in UPDATE_HYPER_PARAMETERS}
+    return update, adv
+
+
+def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
+    """The registry function with static params bound; passes signals/logprobs only where needed."""
+    entry = info(cfg.advantage)
+    fn = entry.bind(**dict(cfg.advantage_params))
+
+    def call(rewards: Any, signals: Mapping[str, Any], logprobs: Any, overrides: Mapping[str, Any]) -> Any:
+        kw: dict[str, Any] = dict(overrides)
+        if entry.needs_signals:
+            kw["signals"] = signals
+        if entry.needs_logprobs:
+            kw["logprobs"] = logprobs
+        return fn(rewards, **kw)
+
+    return call
+
+
+def policy_entropy(task: Any, params: dict[str, Any], rollout: dict[str, Any], xp: Any) -> Any:
+    """The entropy signal: mean sampled token entropy (chain, like an LLM) or exact policy entropy."""
+    if "token_entropy" in rollout:
+        return xp.mean(rollout["token_entropy"])
+    return xp.mean(sp.entropy(sp.log_softmax(task.logits(params, xp), xp), xp))
+
+
+def initial_state(task: Any, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, Any]:
+    params = task.init_params(xp, dtype)
+    init, _ = OPTIMIZERS[cfg.optimizer]
+    h0 = xp.mean(task.exact(params, xp, cfg.floor)["entropy"])
+    return {"params": params, "opt": init(params, xp), "entropy_ema": h0, "initial_entropy": h0,
+            "step": xp.zeros((), dtype=dtype), "ref_params": params}
+
+
+def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Mapping[str, Any], xp: Any
+               ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Advance one step from uniforms ``u`` (task.uniform_shape(G)); returns (state, batch metrics)."""
+    update_hp, adv_hp = split_hyper_parameters(cfg, hp)
+    _, update = OPTIMIZERS[cfg.optimizer]
+    params, opt = state["params"], state["opt"]
+    ro = task.rollout(params, u, xp)
+    actions, rewards, logp_old = ro["actions"], ro["rewards"], ro["logprobs"]
+    h_now = policy_entropy(task, params, ro, xp)
+    ema = cfg.entropy_decay * state["entropy_ema"] + (1.0 - cfg.entropy_decay) * h_now
+    signals = {"entropy": ema, "initial_entropy": state["initial_entropy"], "step": state["step"]}
+    adv = advantage_call(cfg)(rewards, signals, logp_old, adv_hp)
+    use_kl = cfg.kl_beta != 0 or "kl_beta" in hp
+    logp_ref = task.logprob(state["ref_params"], actions, xp) if use_kl else None
+    grad_norm = clip_fraction = None
+    for epoch in range(cfg.epochs):
+        logp = logp_old if epoch == 0 else task.logprob(params, actions, xp)
+        weights = adv
+        clipped = xp.zeros(adv.shape, dtype=bool)
+        if cfg.ppo:
+            ratio = xp.exp(logp - logp_old)
+            clipped = ((adv > 0) & (ratio > 1.0 + update_hp["eps_high"])) | (
+                (adv < 0) & (ratio < 1.0 - update_hp["eps_low"]))
+            weights = xp.where(clipped, 0.0, adv * ratio)
+        if use_kl:
+            weights = weights - update_hp["kl_beta"] * (logp - logp_ref)
+        grads = task.score(params, actions, weights, xp)
+        if epoch == 0:
+            grad_norm = xp.sqrt(sum(xp.sum(g * g) for g in grads.values()))
+        clip_fraction = xp.mean(clipped.astype(adv.dtype))
+        params, opt = update(grads, opt, params, update_hp["lr"], xp)
+    d = decompose(adv, rewards)
+    n = rewards.shape[0]
+    batch = {
+        "reward_mean": xp.mean(rewards),
+        "positive_mass": d.total_positive / n,
+        "negative_mass": d.total_negative / n,
+        "balance": d.balance,
+        "hardness": d.hardness,
+        "ess": d.ess,
+        "grad_norm": grad_norm,
+        "clip_fraction": clip_fraction,
+    }
+    new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
+    return new_state, batch
+
+
+def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any) -> dict[str, Any]:
+    """Exact metrics of the current policy, averaged over prompts."""
+    ex = task.exact(params, xp, cfg.floor)
+    out = sp.exact_pass_at_k(ex["pass_rate"], xp)
+    out.update({
+        "entropy": xp.mean(ex["entropy"]),
+        "distinct_correct": xp.mean(ex["distinct_correct"]),
+        "logit_norm": xp.mean(ex["logit_norm"]),
+    })
+    out.update(task.geometry(params, xp))
+    return out

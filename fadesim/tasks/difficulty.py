@@ -1,0 +1,160 @@
+"""Difficulty distributions: where the prompts' initial pass rates come from.
+
+Each distribution samples pass rates with an explicit seed or ``numpy.random.Generator`` (no hidden
+randomness) and gives the exact pmf of k correct out of G, which ``theory`` uses for predictions.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+from fadesim.theory.profile import beta_binomial_weights
+
+Seed = int | np.random.Generator
+
+
+def _rng(seed: Seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        return np.random.default_rng(int(seed))
+    raise TypeError(f"seed must be an int or numpy Generator; got {type(seed).__name__}")
+
+
+class DifficultyDistribution:
+    """A distribution over a prompt's pass rate p in [0, 1]."""
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def k_weights(self, G: int) -> np.ndarray:  # pragma: no cover - interface
+        """P(k correct of G) when p is drawn from this distribution, k = 0..G."""
+        raise NotImplementedError
+
+    def mean(self) -> float:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Beta(DifficultyDistribution):
+    """p ~ Beta(a, b): a < b gives mostly hard prompts, a > b mostly easy ones."""
+
+    a: float
+    b: float
+
+    def __post_init__(self) -> None:
+        if not (self.a > 0 and self.b > 0 and np.isfinite(self.a) and np.isfinite(self.b)):
+            raise ValueError(f"Beta parameters must be positive and finite; got a={self.a}, b={self.b}")
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        return _rng(seed).beta(self.a, self.b, size=int(n))
+
+    def k_weights(self, G: int) -> np.ndarray:
+        return beta_binomial_weights(self.a, self.b, G)
+
+    def mean(self) -> float:
+        return self.a / (self.a + self.b)
+
+
+@dataclass(frozen=True)
+class PointMass(DifficultyDistribution):
+    """Every prompt has the same pass rate p."""
+
+    p: float
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"PointMass pass rate must lie in [0, 1]; got {self.p}")
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        _rng(seed)
+        return np.full(int(n), float(self.p))
+
+    def k_weights(self, G: int) -> np.ndarray:
+        return stats.binom.pmf(np.arange(G + 1), G, self.p)
+
+    def mean(self) -> float:
+        return float(self.p)
+
+
+@dataclass(frozen=True)
+class Mixture(DifficultyDistribution):
+    """A weighted mixture of difficulty distributions (e.g. a bimodal easy/hard prompt set)."""
+
+    components: tuple[DifficultyDistribution, ...]
+    weights: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.components) == 0 or len(self.components) != len(self.weights):
+            raise ValueError("Mixture needs as many weights as components (at least one)")
+        w = np.asarray(self.weights, dtype=float)
+        if np.any(w < 0) or not np.isclose(w.sum(), 1.0):
+            raise ValueError(f"Mixture weights must be non-negative and sum to 1; got {self.weights}")
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        rng = _rng(seed)
+        which = rng.choice(len(self.components), size=int(n), p=np.asarray(self.weights))
+        out = np.empty(int(n))
+        for i, comp in enumerate(self.components):
+            idx = np.flatnonzero(which == i)
+            out[idx] = comp.sample(rng, idx.size)
+        return out
+
+    def k_weights(self, G: int) -> np.ndarray:
+        return sum(w * c.k_weights(G) for c, w in zip(self.components, self.weights))
+
+    def mean(self) -> float:
+        return float(sum(w * c.mean() for c, w in zip(self.components, self.weights)))
+
+
+@dataclass(frozen=True)
+class Empirical(DifficultyDistribution):
+    """Resample a measured list of pass rates (e.g. a model's per-prompt pass rates from the bridge)."""
+
+    pass_rates: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        p = np.asarray(self.pass_rates, dtype=float)
+        if p.size == 0 or np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+            raise ValueError("Empirical pass rates must be a non-empty list of numbers in [0, 1]")
+
+    @classmethod
+    def from_csv(cls, path: str | Path, column: str = "pass_rate") -> "Empirical":
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            if reader.fieldnames is None or column not in reader.fieldnames:
+                raise ValueError(f"{path}: no column '{column}' (columns: {reader.fieldnames})")
+            return cls(tuple(float(row[column]) for row in reader))
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        return _rng(seed).choice(np.asarray(self.pass_rates), size=int(n), replace=True)
+
+    def k_weights(self, G: int) -> np.ndarray:
+        p = np.asarray(self.pass_rates)
+        return stats.binom.pmf(np.arange(G + 1)[None, :], G, p[:, None]).mean(axis=0)
+
+    def mean(self) -> float:
+        return float(np.mean(self.pass_rates))
+
+
+def as_distribution(spec: DifficultyDistribution | Sequence[float] | str) -> DifficultyDistribution:
+    """Accept a distribution, a list of pass rates, or a short name: 'easy', 'mixed', 'hard', 'uniform'."""
+    if isinstance(spec, DifficultyDistribution):
+        return spec
+    if isinstance(spec, str):
+        named = {
+            "easy": Beta(4.0, 1.5),
+            "mixed": Beta(0.8, 0.8),
+            "hard": Beta(1.0, 5.0),
+            "uniform": Beta(1.0, 1.0),
+        }
+        if spec not in named:
+            raise ValueError(f"unknown difficulty '{spec}'; known: {', '.join(named)}")
+        return named[spec]
+    return Empirical(tuple(float(x) for x in spec))
