@@ -1,7 +1,8 @@
 """Every registered advantage passes the property suite (fadesim.check, the same code `fadesim check` runs).
 
 Numpy-only properties run 200 hypothesis examples each. The cross-backend properties compile jax code
-for each new shape, so the default run uses 40 examples over G in {2, ..., 64} and a `slow` copy runs 200.
+for each new shape and dtype, so the default run uses 15-40 examples over G in {2, ..., 64}
+(DEFAULT_RUN_EXAMPLES) and a `slow` copy runs 200 of each.
 """
 
 import pytest
@@ -24,10 +25,15 @@ def test_property(name, prop):
     _assert(name, prop, 200)
 
 
+#: examples per cross-backend property in the default run (each new shape and dtype compiles jax code)
+DEFAULT_RUN_EXAMPLES = {"shape_and_namespace": 15, "backend_agreement_f64": 40, "backend_agreement_f32": 25,
+                        "jax_transformations": 25}
+
+
 @pytest.mark.parametrize("prop", CROSS_BACKEND)
 @pytest.mark.parametrize("name", fadesim.names())
 def test_cross_backend(name, prop):
-    _assert(name, prop, 40)
+    _assert(name, prop, DEFAULT_RUN_EXAMPLES[prop])
 
 
 @pytest.mark.slow

@@ -185,8 +185,8 @@ def risk_sensitive(
     objective (1/beta) log E[exp(beta r)] with the constant 1/beta subtracted as baseline. beta > 0
     is risk-seeking (more mass on hard prompts' rare successes), beta < 0 risk-averse, beta -> 0
     recovers r - mean r (Dr.GRPO). Sums to 0 per group. Computed stably as (d_i - mean d) /
-    (beta (1 + mean d)) with d_i = expm1(beta r_i - max_j beta r_j), so it is finite for any finite
-    rewards and accurate for small |beta|. beta = 0 exactly is rejected (use dr_grpo).
+    (beta mean e) with e_i = exp(beta r_i - max_j beta r_j) and d_i = expm1(same) = e_i - 1, so it is finite
+    for any finite rewards, accurate for small |beta|, and free of cancellation in the denominator. beta = 0 exactly is rejected (use dr_grpo).
     """
     batch = prepare_group_batch(rewards, mask, name="risk_sensitive", min_group_size=2)
     if isinstance(beta, (int, float)) and beta == 0:
@@ -195,8 +195,10 @@ def risk_sensitive(
     scaled = beta * batch.rewards
     top = gs.maximum(scaled, batch)
     top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))  # fully masked groups: any finite shift
-    d = xp.where(batch.mask, xp.expm1(scaled - top), xp.zeros_like(scaled))
-    d_mean = gs.mean(d, batch)
-    out = (d - d_mean) / (beta * (1.0 + d_mean))
+    shifted = xp.where(batch.mask, scaled - top, xp.zeros_like(scaled))
+    d = xp.expm1(shifted)  # numerator d_i - mean d is accurate for small |beta|
+    # denominator mean(exp(.)) taken directly, not as 1 + mean(d): that sum cancels (d near -1 for
+    # rewards far below the maximum) and would amplify its rounding several-fold in float32
+    out = gs.safe_divide(d - gs.mean(d, batch), beta * gs.mean(xp.exp(shifted), batch), batch)
     out = xp.where(gs.all_equal(batch.rewards, batch), xp.zeros_like(out), out)
     return gs.finish(out, batch)

@@ -43,6 +43,9 @@ class SimResult:
         data["step"] = self.steps[idx_log.ravel()]
         for name, values in self.sweep.items():
             data[name] = np.asarray(values)[idx_cfg.ravel()]
+        clash = sorted(set(self.metrics) & set(data))
+        if clash:
+            raise ValueError(f"metric name(s) {clash} collide with config or sweep columns")
         for name, values in self.metrics.items():
             data[name] = np.asarray(values, dtype=np.float64).ravel()
         return pd.DataFrame(data)

@@ -17,7 +17,7 @@ from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import softmax_policy as sp
 
 #: metrics of the batch that made an update (NaN in the step-0 row, before any update)
-BATCH_METRICS = ("reward_mean", "positive_mass", "negative_mass", "balance", "hardness", "ess", "grad_norm",
+BATCH_METRICS = ("reward_mean", "positive_mass", "negative_mass", "sign_balance", "hardness", "ess", "grad_norm",
                  "clip_fraction")
 
 
@@ -96,7 +96,7 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
         "reward_mean": xp.mean(rewards),
         "positive_mass": d.total_positive / n,
         "negative_mass": d.total_negative / n,
-        "balance": d.balance,
+        "sign_balance": d.balance,
         "hardness": d.hardness,
         "ess": d.ess,
         "grad_norm": grad_norm,

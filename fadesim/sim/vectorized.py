@@ -42,6 +42,24 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
     return run
 
 
+_COMPILED: dict[tuple[int, str, str, bool], Any] = {}
+
+
+def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any, has_sweep: bool) -> Any:
+    """jit(vmap over configurations (vmap over seeds (run))), cached so repeated calls do not recompile."""
+    key = (id(task), repr(cfg), jnp.dtype(dtype).name, has_sweep)
+    if key not in _COMPILED:
+        over_seeds = jax.vmap(build_run(task, cfg, dtype), in_axes=(0, None))
+        if has_sweep:
+            fn = jax.vmap(over_seeds, in_axes=(None, 0))
+        else:
+            def fn(keys: Any, hp: Any) -> Any:
+                return jax.tree.map(lambda x: x[None], over_seeds(keys, hp))
+        _COMPILED.clear() if len(_COMPILED) > 32 else None
+        _COMPILED[key] = (task, jax.jit(fn))  # keep the task alive so its id is not reused
+    return _COMPILED[key][1]
+
+
 def simulate(
     task: Any,
     cfg: SimConfig,
@@ -67,11 +85,7 @@ def simulate(
     hp = {k: jnp.asarray(v, dtype=dtype) for k, v in sweep.items()}
     n_cfg = lengths.pop() if lengths else 1
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    run = build_run(task, cfg, dtype)
-    over_seeds = jax.vmap(run, in_axes=(0, None))
-    sweep_fn = jax.jit(jax.vmap(over_seeds, in_axes=(None, 0)) if hp else lambda k, h: jax.tree.map(
-        lambda x: x[None], over_seeds(k, h)))
-    first, logs = jax.device_get(sweep_fn(keys, hp))
+    first, logs = jax.device_get(_compiled_sweep(task, cfg, dtype, bool(hp))(keys, hp))
     metrics = {}
     for name, values in logs.items():
         values = np.asarray(values, dtype=np.float64)  # (n_cfg, n_seeds, n_logs)

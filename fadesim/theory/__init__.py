@@ -1,5 +1,6 @@
 """Exact theory: mass profiles under Binomial / Beta-Binomial pass counts."""
 
+from fadesim.theory.entropy import EntropyDrift, expected_entropy_drift
 from fadesim.theory.profile import (
     MassSummary,
     Profile,
@@ -9,4 +10,4 @@ from fadesim.theory.profile import (
     profile,
 )
 
-__all__ = ["MassSummary", "Profile", "beta_binomial_weights", "binomial_weights", "canonical_groups", "profile"]
+__all__ = ["EntropyDrift", "expected_entropy_drift", "MassSummary", "Profile", "beta_binomial_weights", "binomial_weights", "canonical_groups", "profile"]
