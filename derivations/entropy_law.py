@@ -20,11 +20,10 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np
 import sympy as sp
 
 import fadesim
-from fadesim.theory.entropy import expected_entropy_drift
+from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
 
 K = 3
 theta = sp.symbols(f"theta1:{K + 1}", real=True)
@@ -79,8 +78,7 @@ def check_identities() -> dict[str, sp.Expr]:
 
 def drift_table(G: int = 8) -> list[tuple[str, float, float, float]]:
     """E[dH] per unit step on one bandit prompt (K = 6, correct mode with p = 0.6), split by sign."""
-    logits = np.log(np.array([0.45, 0.15, 0.15, 0.1, 0.1, 0.05]))
-    correct = np.array([True, True, False, False, False, False])
+    logits, correct = EXAMPLE_LOGITS, EXAMPLE_CORRECT
     rows = []
     for name, params in [("grpo", {}), ("dr_grpo", {}), ("psr", {}), ("nsr", {}), ("w_reinforce", {"lam": 0.1}),
                          ("sign_balanced", {"balance": -0.5}), ("sign_balanced", {"balance": 0.5}),

@@ -1,9 +1,9 @@
-"""FADE (arXiv 2607.01490, our reconstruction) at a fixed entropy ratio eta = H/H0.
+"""FADE (arXiv 2607.01490, our reconstruction) at a fixed entropy ratio eta = H/H0, with the registry defaults.
 
     gamma(eta) = gamma_exploit + (gamma_explore - gamma_exploit) eta,  lam_neg(eta) likewise,
     A+ = (1 - k/G)^gamma(eta) x GRPO's A+,  A- = lam_neg(eta) (1 - k/G)^gamma(eta) x GRPO's A-
-Exploration (eta = 1) is focal GRPO with gamma = 2, sign-balanced; exploitation (eta -> 0) is GRPO with the
-negative mass cut to lam_neg_exploit = 0.25, so the balance becomes (1 - 0.25)/(1 + 0.25) = 0.6.
+With the refined defaults (gamma = 0, lam_neg 0.25 at eta = 1 -> 0.75 at eta = 0) the large-G sign balance is
+(1 - lam_neg)/(1 + lam_neg): 0.6 while exploring, 1/7 when exploiting.
 """
 
 from __future__ import annotations
@@ -20,7 +20,11 @@ from derivations.common import Derivation, G, k, large_group_limit
 from derivations.group_relative import eps, std_unbiased
 
 eta = sp.Symbol("eta", nonnegative=True)
-GAMMA_EXPLORE, GAMMA_EXPLOIT, LAM_EXPLORE, LAM_EXPLOIT = 2.0, 0.0, 1.0, 0.25
+import fadesim  # noqa: E402
+
+_D = fadesim.info("fade").params  # the derivation follows the registry's defaults
+GAMMA_EXPLORE, GAMMA_EXPLOIT = _D["gamma_explore"], _D["gamma_exploit"]
+LAM_EXPLORE, LAM_EXPLOIT = _D["lam_neg_explore"], _D["lam_neg_exploit"]
 gamma_t = GAMMA_EXPLOIT + (GAMMA_EXPLORE - GAMMA_EXPLOIT) * eta
 lam_neg_t = LAM_EXPLOIT + (LAM_EXPLORE - LAM_EXPLOIT) * eta
 weight = (1 - k / G) ** gamma_t

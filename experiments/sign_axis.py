@@ -14,7 +14,6 @@ noise and the optimizer's normalisation (Adam here), which is what the simulatio
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from dataclasses import dataclass
@@ -22,12 +21,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
+from fadesim.experiment import ci95, parse_settings, run_units, verdict  # noqa: E402
 from fadesim.plots import over_time_figure, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -74,29 +73,23 @@ def exact_mass_table(s: Settings) -> pd.DataFrame:
 
 def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
     """One unit per (task, seed): all balances of that seed in one jitted, vmapped call. Resumable."""
-    units = [(t, seed) for t in s.tasks for seed in range(s.seeds)]
     cfg = SimConfig(advantage="sign_balanced", G=s.G, steps=s.steps, log_every=s.log_every,
                     optimizer="adam", lr=s.lr)
-    tasks = {}
-    specs = [{"experiment": "sign_axis", "task": t, "seed": seed, **dataclasses.asdict(s)} for t, seed in units]
-    for (task_name, seed), spec in zip(tqdm(units, desc="sign-axis sweep", unit="run"), specs):
-        if store.has(spec):
-            continue
-        if task_name not in tasks:
+    tasks: dict[str, object] = {}
+
+    def compute(spec: dict) -> pd.DataFrame:
+        name = spec["task"]
+        if name not in tasks:
             kw = dict(n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct,
                       difficulty=s.difficulty, seed=0)
-            if task_name == "linear_softmax":
+            if name == "linear_softmax":
                 kw["width"] = s.width
-            tasks[task_name] = make_task(task_name, **kw)
-        res = simulate(tasks[task_name], cfg, seeds=[seed], sweep={"balance": balances(s)})
-        store.put(spec, res.to_frame())
-    return store.table(specs)
+            tasks[name] = make_task(name, **kw)
+        return simulate(tasks[name], cfg, seeds=[spec["seed"]], sweep={"balance": balances(s)}).to_frame()
 
-
-def _ci(values: np.ndarray) -> tuple[float, float]:
-    values = np.asarray(values, dtype=float)
-    half = 1.96 * values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else np.inf
-    return float(values.mean()), float(half)
+    specs = [{"experiment": "sign_axis", "task": t, "seed": seed, **dataclasses.asdict(s)}
+             for t in s.tasks for seed in range(s.seeds)]
+    return run_units(specs, compute, store, "sign-axis sweep")
 
 
 def verdicts(df: pd.DataFrame) -> list[str]:
@@ -114,9 +107,9 @@ def verdicts(df: pd.DataFrame) -> list[str]:
     for phase, at in phases:
         for task, part in df[df.step == at].groupby("task"):
             ent = part.set_index(["seed", "balance"]).entropy
-            m, h = _ci([ent.loc[(seed, 0.0)] - ent.loc[(seed, 1.0)] for seed in part.seed.unique()])
+            m, h = ci95([ent.loc[(seed, 0.0)] - ent.loc[(seed, 1.0)] for seed in part.seed.unique()])
             lines.append(
-                f"[{task}, {phase} step {at}] positive mass collapses entropy: {'CONFIRMED' if m - h > 0 else 'NOT CONFIRMED'} "
+                f"[{task}, {phase} step {at}] positive mass collapses entropy: {verdict(m - h > 0)} "
                 f"(balanced minus PSR-only entropy = {m:+.3f} +- {h:.3f}; entropy at b=-1/0/+1: "
                 + "/".join(f"{part[part.balance == b].entropy.mean():.3f}" for b in (-1.0, 0.0, 1.0)) + ")")
             geometry = [("logit_norm", +1)] + ([("weight_norm", +1), ("condition_number", +1), ("effective_rank", -1)]
@@ -124,10 +117,10 @@ def verdicts(df: pd.DataFrame) -> list[str]:
             for metric, worse in geometry:
                 p = part.set_index(["seed", "balance"])[metric]
                 change = p - first.loc[task][metric].reindex(p.index)
-                m, h = _ci([worse * (change.loc[(seed, -1.0)] - change.loc[(seed, 0.0)]) for seed in part.seed.unique()])
+                m, h = ci95([worse * (change.loc[(seed, -1.0)] - change.loc[(seed, 0.0)]) for seed in part.seed.unique()])
                 lines.append(
                     f"[{task}, {phase} step {at}] negative mass damages geometry ({metric}): "
-                    f"{'CONFIRMED' if m - h > 0 else 'NOT CONFIRMED'} (NSR-only minus balanced change, "
+                    f"{verdict(m - h > 0)} (NSR-only minus balanced change, "
                     f"{'higher' if worse > 0 else 'lower'} = worse: {worse * m:+.3f} +- {h:.3f})")
     return lines
 
@@ -155,23 +148,7 @@ def make_figures(df: pd.DataFrame, figures: Path, suffix: str) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="small sweep, about a minute on 2 cores (default)")
-    mode.add_argument("--full", action="store_true", help="the published figure's sweep")
-    ap.add_argument("--out", default=str(ROOT / "results" / "sign_axis"), help="result folder (resumable)")
-    ap.add_argument("--figures", default=str(ROOT / "paper_figures"), help="figure folder")
-    for field in dataclasses.fields(Settings):
-        if field.type in ("int", "float", "str"):
-            ap.add_argument(f"--{field.name.replace('_', '-')}", type=eval(field.type), default=None,
-                            help=f"override {field.name}")
-    args = ap.parse_args(argv)
-    settings = FULL if args.full else QUICK
-    overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(Settings)
-                 if getattr(args, f.name, None) is not None}
-    settings = dataclasses.replace(settings, **overrides)
-    suffix = "full" if args.full else "quick"
-
+    settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "sign_axis")
     print(f"Exact gradient mass per group, G = {settings.G}, p ~ '{settings.difficulty}' difficulty (theory.profile):")
     print(exact_mass_table(settings).to_string(index=False, float_format=lambda v: f"{v:8.4f}"))
     df = run_sweep(settings, ResultStore(Path(args.out) / suffix))

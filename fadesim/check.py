@@ -99,8 +99,9 @@ class Case:
 
 
 # ----------------------------------------------------------------------------- strategies
-#: Floats are drawn without subnormals: XLA on CPU flushes them to zero, so jax would legitimately see
-#: ties that numpy does not (no real reward or log-prob is subnormal).
+#: Floats are drawn float32-representable and without subnormals (in float32 too): XLA on CPU flushes
+#: subnormals to zero, so jax would legitimately see ties that numpy does not (no real reward or log-prob
+#: is subnormal).
 #: Group sizes drawn by the suite: small, odd, even, powers of two and 64. A fixed set (rather than
 #: every integer) lets jax reuse compiled code across examples, which keeps the suite fast.
 GROUP_SIZES = (2, 3, 4, 5, 7, 8, 12, 16, 31, 64)
@@ -121,7 +122,7 @@ def cases(draw: Any, spec: AdvantageSpec, *, binary: bool | None = None, masked:
     if is_binary:
         rewards = np.array(draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=B * G, max_size=B * G)))
     else:
-        rewards = np.array(draw(st.lists(st.floats(-max_abs, max_abs, allow_nan=False, allow_subnormal=False),
+        rewards = np.array(draw(st.lists(st.floats(-max_abs, max_abs, allow_nan=False, allow_subnormal=False, width=32),
                                          min_size=B * G, max_size=B * G)))
     rewards = rewards.reshape(B, G)
     use_mask = draw(st.booleans()) if masked is None else masked
@@ -130,7 +131,7 @@ def cases(draw: Any, spec: AdvantageSpec, *, binary: bool | None = None, masked:
         mask = np.array(draw(st.lists(st.booleans(), min_size=B * G, max_size=B * G))).reshape(B, G)
     logprobs = None
     if spec.needs_logprobs:
-        vals = draw(st.lists(st.floats(-20.0, 0.0, allow_nan=False, allow_subnormal=False), min_size=B * G, max_size=B * G))
+        vals = draw(st.lists(st.floats(-20.0, 0.0, allow_nan=False, allow_subnormal=False, width=32), min_size=B * G, max_size=B * G))
         logprobs = np.array(vals).reshape(B, G)
     signals = None
     if spec.needs_signals:

@@ -46,9 +46,11 @@ def tradeoff_figure(final: pd.DataFrame, *, x: str, x_label: str, panels: Sequen
         ax.set_xlabel(x_label)
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0][0].legend(title=hue, fontsize=8, title_fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
+    # outside the axes, so it never hides a curve
+    fig.legend(handles, labels, title=hue, fontsize=8, title_fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
 
 
@@ -76,3 +78,77 @@ def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str,
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
+
+
+def advantage_card_figure(prof, a: float, b: float, path: str | Path) -> Path:
+    """Four panels: A+-(k); E[M+-](p); balance and ESS per group vs p; mass density under Beta(a, b)."""
+    p = np.linspace(0.0, 1.0, 201)
+    kk = np.arange(prof.G + 1)
+    fig, axes = plt.subplots(1, 4, figsize=(15, 3.4))
+    axes[0].plot(kk, prof.a_pos, "o-", color="tab:green", label="A+ (correct)")
+    axes[0].plot(kk, prof.a_neg, "s-", color="tab:red", label="A- (incorrect)")
+    axes[0].axhline(0, color="k", lw=0.5)
+    axes[0].set(xlabel=f"correct rollouts k of G = {prof.G}", ylabel="advantage")
+    pos, neg = prof.expected_positive_mass(p), prof.expected_negative_mass(p)
+    axes[1].plot(p, pos, color="tab:green", label="E[M+]")
+    axes[1].plot(p, neg, color="tab:red", label="E[M-]")
+    axes[1].set(xlabel="prompt pass rate p", ylabel="expected mass per group")
+    axes[2].plot(p, prof.balance(p), color="tab:purple", label="sign balance")
+    axes[2].plot(p, prof.ess_fraction(p), color="tab:gray", ls="--", label="ESS per group")
+    axes[2].set(xlabel="prompt pass rate p", ylabel="balance / ESS fraction", ylim=(-1.05, 1.05))
+    inner = p[1:-1]
+    axes[3].plot(inner, prof.mass_density(inner, a, b), color="tab:blue", label=f"p ~ Beta({a:g}, {b:g})")
+    axes[3].axvline(prof.peak(), color="k", ls=":", label=f"peak p* = {prof.peak():.2f}")
+    axes[3].set(xlabel="prompt pass rate p", ylabel="mass density over difficulty")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"advantage card: {prof.name} {dict(prof.params) or ''} (G = {prof.G})", fontsize=11)
+    fig.tight_layout()
+    data = pd.DataFrame({"p": p, "expected_positive_mass": pos, "expected_negative_mass": neg,
+                         "balance": prof.balance(p), "ess_fraction": prof.ess_fraction(p)})
+    return _save(fig, data, Path(path))
+
+
+def simulation_figure(frame: pd.DataFrame, path: str | Path, title: str) -> Path:
+    """pass@1, entropy, signed masses and logit norm over training (mean +- 95% CI over seeds)."""
+    panels = [("pass@1", "pass@1"), ("entropy", "policy entropy (nats)"),
+              ("positive_mass", "mass per prompt"), ("logit_norm", "logit norm")]
+    fig, axes = plt.subplots(1, len(panels), figsize=(14, 3.2))
+    rows = []
+    for ax, (metric, label) in zip(axes, panels):
+        metrics = [metric, "negative_mass"] if metric == "positive_mass" else [metric]
+        for m in metrics:
+            s = mean_ci(frame.dropna(subset=[m]), ["step"], m)
+            ax.plot(s["step"], s[m], label=m.replace("_", " "))
+            ax.fill_between(s["step"], s[m] - s["ci95"], s[m] + s["ci95"], alpha=0.2)
+            rows.append(s.rename(columns={m: "value"}).assign(metric=m))
+        ax.set(xlabel="training step", ylabel=label)
+        ax.grid(alpha=0.3)
+        if len(metrics) > 1:
+            ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
+
+
+def method_comparison_figure(table: pd.DataFrame, *, facet: str, panels: Sequence[tuple[str, str, str]],
+                             title: str, path: str | Path) -> Path:
+    """Categorical comparison: one row of panels per facet value, each ``metric`` (+- its CI column) per method."""
+    facets = list(dict.fromkeys(table[facet]))
+    fig, axes = plt.subplots(len(facets), len(panels), figsize=(4.8 * len(panels), 2.6 * len(facets) + 0.6),
+                             squeeze=False)
+    for i, fv in enumerate(facets):
+        part = table[table[facet] == fv].reset_index(drop=True)
+        for j, (metric, err, label) in enumerate(panels):
+            ax = axes[i][j]
+            colors = ["tab:orange" if m.startswith("fade") else "tab:blue" for m in part.method]
+            yerr = part[err].replace(np.inf, np.nan).fillna(0.0)
+            ax.bar(np.arange(len(part)), part[metric].replace(np.inf, np.nan), yerr=yerr, color=colors, capsize=2)
+            ax.set_xticks(np.arange(len(part)), part.method, rotation=60, ha="right", fontsize=7)
+            ax.set_ylabel(label, fontsize=8)
+            ax.set_title(str(fv), fontsize=9)
+            ax.grid(alpha=0.3, axis="y")
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    return _save(fig, table, Path(path))

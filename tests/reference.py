@@ -121,7 +121,7 @@ def unlikeliness(r, logprobs, beta_rank=0.25, eps=1e-6):
     return grpo(shaped, eps)
 
 
-def fade(r, signals, gamma_explore=2.0, gamma_exploit=0.0, lam_neg_explore=1.0, lam_neg_exploit=0.25, eps=1e-6):
+def fade(r, signals, gamma_explore=0.0, gamma_exploit=0.0, lam_neg_explore=0.25, lam_neg_exploit=0.75, eps=1e-6):
     h, h0 = signals["entropy"], signals["initial_entropy"]
     eta = min(max(h / h0, 0.0), 1.0) if h0 > 0 else 1.0
     gamma = gamma_exploit + (gamma_explore - gamma_exploit) * eta

@@ -130,8 +130,8 @@ def test_entropy_sign_pattern(logits, G):
 @pytest.mark.parametrize("name,params", [("grpo", {}), ("w_reinforce", {"lam": 0.1}), ("focal", {"gamma": 2.0}),
                                          ("sign_balanced", {"balance": 0.5})])
 def test_expected_entropy_drift_matches_sampled_batches(name, params):
-    logits = np.log(np.array([0.45, 0.15, 0.15, 0.1, 0.1, 0.05]))
-    correct = np.array([True, True, False, False, False, False])
+    from fadesim.theory.entropy import EXAMPLE_CORRECT as correct, EXAMPLE_LOGITS as logits
+
     G, N = 8, 20000
     drift = expected_entropy_drift(fadesim.profile(name, G, **params), logits, correct)
     rng = np.random.default_rng(1)

@@ -86,3 +86,55 @@ def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path):
     b = pd.concat([pd.read_csv(f) for f in sorted(units.glob("*.csv"))])
     assert len(list(units.glob("*.tmp"))) == 0
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+
+
+def _verdict_lines(out):
+    return [line for line in out.splitlines() if "CONFIRMED" in line]
+
+
+def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
+    import difficulty_axis
+
+    args = ["--gammas", "0,2", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8", "--steps", "20",
+            "--log-every", "10", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert difficulty_axis.main(args) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert len(lines) == 2 * 3 * 2  # tasks x difficulties x (mass structure, learning on hard prompts)
+    assert (tmp_path / "fig" / "difficulty_axis_learning_quick.png").exists()
+    assert (tmp_path / "fig" / "difficulty_axis_theory_quick.csv").exists()
+
+
+def test_phase_shift_prints_verdicts_and_figures(tmp_path, capsys):
+    import phase_shift
+
+    args = ["--gammas", "0,2", "--lam-negs", "0.5,1", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8",
+            "--window", "10", "--warm-steps", "20", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert phase_shift.main(args) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert len(lines) == 2 * 4 * 2  # tasks x claims x (pass@1, pass@16)
+    assert (tmp_path / "fig" / "phase_shift_linear_softmax_late_quick.png").exists()
+
+
+def test_fade_vs_static_prints_verdicts_and_figures(tmp_path, capsys):
+    import fade_vs_static
+
+    args = ["--baselines", "grpo,w_reinforce", "--difficulties", "mixed", "--tune-seeds", "2", "--eval-seeds", "2",
+            "--n-prompts", "16", "--steps", "20", "--log-every", "10",
+            "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert fade_vs_static.main(args) == 0
+    out = capsys.readouterr().out
+    lines = _verdict_lines(out)
+    assert len(lines) == 1 and "FADE reaches peak pass@1 earlier" in lines[0]
+    for method in ("fade_design", "fade_with_focal", "fade_no_sign", "fade_frozen_explore", "fade_frozen_exploit",
+                   "w_reinforce"):
+        assert method in out
+    assert (tmp_path / "fig" / "fade_vs_static_methods_quick.png").exists()
+
+
+def test_tuning_and_evaluation_use_disjoint_seeds():
+    import fade_vs_static
+
+    runs = fade_vs_static._runs(fade_vs_static.QUICK)
+    assert {r["seeds"] for r in runs} == {"tune", "eval"}
+    s = fade_vs_static.QUICK
+    assert set(range(s.tune_seeds)).isdisjoint(range(1000, 1000 + s.eval_seeds))

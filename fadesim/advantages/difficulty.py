@@ -41,7 +41,7 @@ def focal(
     to hard (low p) prompts. Mean-centred, since the weight is constant within a group.
     """
     batch = prepare_group_batch(rewards, mask, name="focal", min_group_size=2)
-    weight = focal_weight(gs.pass_rate(batch, threshold), gamma, batch.xp)
+    weight = focal_weight(gs.fail_rate(batch, threshold), gamma, batch.xp)
     return gs.finish(weight * grpo(batch.rewards, mask=batch.mask, eps=eps), batch)
 
 

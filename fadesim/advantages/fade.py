@@ -3,8 +3,8 @@
 FADE = focal difficulty weight x sign weights x a group-relative base advantage, with both
 weights scheduled by the entropy ratio eta = H_t / H_0 that the trainer supplies in ``signals``
 (the advantage keeps no state). Our reconstruction (DESIGN.md section 5): the paper's exact
-schedule constants are not public to us; the defaults below are documented and ablated by
-``experiments/phase_shift.py`` and ``experiments/fade_vs_static.py``.
+schedule constants are not public to us; the defaults were refined by ``experiments/phase_shift.py``
+(see ``fade``'s docstring) and are compared and ablated by ``experiments/fade_vs_static.py``.
 """
 
 from __future__ import annotations
@@ -75,10 +75,10 @@ def fade(
     *,
     mask: Any = None,
     signals: Any = None,
-    gamma_explore: float = 2.0,
+    gamma_explore: float = 0.0,
     gamma_exploit: float = 0.0,
-    lam_neg_explore: float = 1.0,
-    lam_neg_exploit: float = 0.25,
+    lam_neg_explore: float = 0.25,
+    lam_neg_exploit: float = 0.75,
     eps: float = 1e-6,
     threshold: float = CORRECT_THRESHOLD,
     logprobs: Any = None,
@@ -87,11 +87,18 @@ def fade(
 
     Shapes: rewards, mask (..., G) -> (..., G); signals a mapping with scalar 'entropy' (current,
     smoothed policy entropy) and 'initial_entropy'. Formula (arXiv 2607.01490, section "FADE"; our
-    reconstruction of its schedule, see module docstring): eta = clip(H/H0, 0, 1), gamma_t and
-    lam_neg_t linear in eta (``fade_schedule``). Exploration (eta = 1): balanced signs
-    (lam_neg = lam_neg_explore = 1) and hard focus (gamma = 2); exploitation (eta -> 0): negatives
-    suppressed (lam_neg -> 0.25) and medium focus (gamma -> 0). Mean-centred only while
-    lam_neg_t = 1. All-equal groups give exactly 0.
+    reconstruction, see module docstring): eta = clip(H/H0, 0, 1), gamma_t and lam_neg_t linear in eta
+    (``fade_schedule``), from the explore values at eta = 1 to the exploit values as eta -> 0.
+
+    Defaults, refined by ``experiments/phase_shift.py --full`` (static settings started from the same early
+    and late states of a bandit and a linear-softmax task, judged by pass@1 progress per step): the focal
+    exponent helped in neither phase (gamma = 0 best in all four task x phase cells), and the best negative
+    weight *rose* from the early to the late phase (bandit 0.1 -> 0.5, linear-softmax 0.75 -> 1.0). So the
+    default schedule suppresses negatives while entropy is high (lam_neg = 0.25) and restores them as it falls
+    (lam_neg -> 0.75), with no focal weight. This is the reverse of the DESIGN.md section 5 direction
+    (explore: balanced, gamma = 2; exploit: lam_neg = 0.25, gamma = 0), which is kept as the comparison variant
+    ``fade_design`` in ``experiments/fade_vs_static.py``: pass gamma_explore=2, lam_neg_explore=1,
+    lam_neg_exploit=0.25. Mean-centred only while lam_neg_t = 1. All-equal groups give exactly 0.
     """
     batch = prepare_group_batch(rewards, mask, name="fade", min_group_size=2)
     base = grpo(batch.rewards, mask=batch.mask, eps=eps)
@@ -103,7 +110,7 @@ def fade(
         lam_neg_explore=lam_neg_explore,
         lam_neg_exploit=lam_neg_exploit,
     )
-    weighted = focal_weight(gs.pass_rate(batch, threshold), w.gamma, batch.xp) * sign_weight(
+    weighted = focal_weight(gs.fail_rate(batch, threshold), w.gamma, batch.xp) * sign_weight(
         base, w.lam_pos, w.lam_neg, batch.xp
     )
     return gs.finish(weighted, batch)

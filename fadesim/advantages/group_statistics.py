@@ -91,6 +91,15 @@ def pass_rate(batch: GroupBatch, threshold: float = CORRECT_THRESHOLD) -> Any:
     return k / xp.maximum(n, xp.ones_like(n))
 
 
+def fail_rate(batch: GroupBatch, threshold: float = CORRECT_THRESHOLD) -> Any:
+    """1 - p_hat computed as (n - k) / n, so that all-correct groups give exactly 0 on every backend
+    (1 - k/n can come out as 1e-16 when a compiler turns k/n into k * (1/n)). Shape (..., 1)."""
+    xp = batch.xp
+    k = xp.sum(xp.astype(correct(batch, threshold), batch.rewards.dtype), axis=-1, keepdims=True)
+    n = count(batch)
+    return (n - k) / xp.maximum(n, xp.ones_like(n))
+
+
 def centred(batch: GroupBatch) -> Any:
     """r - mean(r), exactly 0 on all-equal groups and on masked entries."""
     xp = batch.xp

@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 
-def focal_weight(p_hat: Any, gamma: Any, xp: Any) -> Any:
-    """Focal difficulty weight w(p) = (1 - p)^gamma: gamma = 0 is flat, large gamma focuses on hard prompts.
+def focal_weight(fail_rate: Any, gamma: Any, xp: Any) -> Any:
+    """Focal difficulty weight w = (1 - p)^gamma, given the fail rate 1 - p: gamma = 0 is flat, large gamma
+    focuses on hard prompts.
 
-    Shapes: p_hat (..., 1) pass rate in [0, 1]; gamma a scalar (Python or array, may be traced).
-    (1 - p)^0 is 1 even at p = 1, so gamma = 0 leaves the base advantage unchanged.
+    Shapes: fail_rate (..., 1) in [0, 1] (use ``group_statistics.fail_rate``, exact at 0); gamma a scalar
+    (Python or array, may be traced). (1 - p)^0 is 1 even at p = 1, so gamma = 0 leaves the base unchanged.
     """
-    one_minus = xp.maximum(1.0 - p_hat, xp.zeros_like(p_hat))
-    return one_minus**gamma
+    return xp.maximum(fail_rate, xp.zeros_like(fail_rate)) ** gamma
 
 
 def sign_weight(advantages: Any, lam_pos: Any, lam_neg: Any, xp: Any) -> Any:

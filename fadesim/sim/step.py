@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from fadesim.advantages.registry import info
 from fadesim.decompose import decompose
 from fadesim.sim.config import UPDATE_HYPER_PARAMETERS, SimConfig
@@ -106,10 +108,23 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
     return new_state, batch
 
 
+#: prompts whose *initial* pass rate is below this are "hard" for the pass@1_hard metric
+HARD_PASS_RATE = 0.25
+
+
+def initial_hard_prompts(task: Any) -> np.ndarray:
+    """Boolean (N,) mask of the prompts that start hard (a numpy constant of the task)."""
+    p0 = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
+    return p0 < HARD_PASS_RATE
+
+
 def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any) -> dict[str, Any]:
-    """Exact metrics of the current policy, averaged over prompts."""
+    """Exact metrics of the current policy, averaged over prompts (pass@1_hard: over initially hard ones)."""
     ex = task.exact(params, xp, cfg.floor)
     out = sp.exact_pass_at_k(ex["pass_rate"], xp)
+    hard = xp.asarray(initial_hard_prompts(task))
+    n_hard = xp.sum(hard.astype(ex["pass_rate"].dtype))
+    out["pass@1_hard"] = xp.sum(xp.where(hard, ex["pass_rate"], 0.0)) / xp.maximum(n_hard, 1.0)
     out.update({
         "entropy": xp.mean(ex["entropy"]),
         "distinct_correct": xp.mean(ex["distinct_correct"]),

@@ -24,6 +24,11 @@ import numpy as np
 
 from fadesim.theory.profile import Profile, binomial_weights
 
+#: A reference bandit prompt for entropy-drift cards: 6 answers, the first two correct (p = 0.6), correct mode.
+EXAMPLE_PROBS = np.array([0.45, 0.15, 0.15, 0.1, 0.1, 0.05])
+EXAMPLE_LOGITS = np.log(EXAMPLE_PROBS)
+EXAMPLE_CORRECT = np.array([True, True, False, False, False, False])
+
 
 def entropy(logits: np.ndarray) -> float:
     z = logits - logits.max()

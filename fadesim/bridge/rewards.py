@@ -1,0 +1,38 @@
+"""Verifiable rewards: exact match for synthetic tasks, math-verify for math answers (never eval)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+RewardFn = Callable[[str, str], float]
+
+
+def exact_match(completion: str, answer: str) -> float:
+    """1.0 iff the completion, stripped, equals the answer."""
+    return float(completion.strip() == answer.strip())
+
+
+def math_verify_reward(completion: str, answer: str) -> float:
+    """1.0 iff math-verify judges the completion equal to the answer (parsed, never evaluated as code)."""
+    try:
+        from math_verify import parse, verify
+    except ImportError as err:  # pragma: no cover - optional dependency
+        raise ImportError("math_verify_reward needs the math-verify package: pip install math-verify") from err
+    return float(verify(parse(answer), parse(completion)))
+
+
+def score(completions: Sequence[str], answers: Sequence[str], reward_fn: RewardFn) -> list[float]:
+    """Rewards for aligned completions and answers; a failing reward function names the rollout."""
+    if len(completions) != len(answers):
+        raise ValueError(f"{len(completions)} completions for {len(answers)} answers")
+    out = []
+    for i, (c, a) in enumerate(zip(completions, answers)):
+        try:
+            r = float(reward_fn(c, a))
+        except Exception as err:  # noqa: BLE001 - re-raised with context
+            raise RuntimeError(f"reward function failed on rollout {i} (completion {c!r}): "
+                               f"{type(err).__name__}: {err}") from err
+        if r != r or r in (float("inf"), float("-inf")):
+            raise ValueError(f"reward function returned {r} for rollout {i}")
+        out.append(r)
+    return out

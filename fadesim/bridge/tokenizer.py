@@ -1,0 +1,43 @@
+"""A character-level tokenizer built locally from an alphabet (no downloads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
+
+
+@dataclass
+class CharTokenizer:
+    """Token ids: 0 = pad, 1 = bos, 2 = eos, then one id per character of ``alphabet``."""
+
+    alphabet: str
+    vocab: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if len(set(self.alphabet)) != len(self.alphabet) or not self.alphabet:
+            raise ValueError("alphabet must be a non-empty string of distinct characters")
+        self.vocab = [PAD, BOS, EOS, *self.alphabet]
+        self._index = {c: i for i, c in enumerate(self.vocab)}
+
+    pad_token_id, bos_token_id, eos_token_id = 0, 1, 2
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def encode(self, text: str, *, bos: bool = True) -> list[int]:
+        unknown = sorted(set(text) - set(self.alphabet))
+        if unknown:
+            raise ValueError(f"characters {unknown} are not in the tokenizer's alphabet")
+        return ([self.bos_token_id] if bos else []) + [self._index[c] for c in text]
+
+    def decode(self, ids: list[int]) -> str:
+        """Text up to the first eos; pad/bos are dropped."""
+        out = []
+        for i in ids:
+            if i == self.eos_token_id:
+                break
+            if i >= 3:
+                out.append(self.vocab[i])
+        return "".join(out)

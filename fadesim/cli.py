@@ -1,0 +1,282 @@
+"""The ``fadesim`` command: list advantages, print an advantage card, property-check your own advantage,
+run a quick simulation.
+
+    fadesim list
+    fadesim card grpo --G 16 --param eps=1e-4 --out card.png
+    fadesim check my_advantages.py:my_adv --declare mean_centred
+    fadesim simulate focal --task bandit --param gamma=2 --steps 200
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib
+import importlib.util
+import inspect
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+class CLIError(Exception):
+    """A user-facing problem: printed as one line, exit code 2."""
+
+
+def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
+    """['gamma=2', 'scale=batch'] -> {'gamma': 2, 'scale': 'batch'} (Python literals where they parse)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise CLIError(f"--param expects name=value, got '{item}'")
+        key, value = item.split("=", 1)
+        try:
+            out[key.strip()] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[key.strip()] = value
+    return out
+
+
+# ----------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    import fadesim
+
+    rows = [("name", "paper", "parameters", "centred", "needs")]
+    for e in fadesim.entries():
+        needs = ",".join([*(["logprobs"] if e.needs_logprobs else []), *(["signals"] if e.needs_signals else [])])
+        params = ", ".join(f"{k}={v!r}" for k, v in e.params.items()) or "-"
+        rows.append((e.name, e.paper, params, "yes" if e.mean_centred else "no", needs or "-"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+    return 0
+
+
+# ----------------------------------------------------------------------------- card
+def card_text(prof: Any, a: float, b: float, drift: Any) -> str:
+    from fadesim.theory import binomial_weights
+
+    lines = [f"advantage card: {prof.name} {dict(prof.params) or ''}  G = {prof.G}", "",
+             "  k   A+(k)        A-(k)        M+_k         M-_k"]
+    for k in range(prof.G + 1):
+        lines.append(f"{k:3d}   {prof.a_pos[k]:+11.5f}  {prof.a_neg[k]:+11.5f}  {prof.pos_mass[k]:11.5f}  {prof.neg_mass[k]:11.5f}")
+    lines += ["", "     p    E[M+]      E[M-]      balance   ESS/group"]
+    for p in (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95):
+        lines.append(f"  {p:4.2f}  {float(prof.expected_positive_mass(p)):9.5f}  {float(prof.expected_negative_mass(p)):9.5f}"
+                     f"  {float(prof.balance(p)):+8.4f}  {float(prof.ess_fraction(p)):8.4f}")
+    s = prof.under_beta(a, b)
+    peak = prof.peak()
+    focus = "hard focus" if peak < 0.35 else ("easy focus" if peak > 0.65 else "medium focus")
+    lines += ["", f"profile peak: p* = {peak:.3f} ({focus})",
+              f"under p ~ Beta({a:g}, {b:g}): E[M+] = {s.positive_mass:.5f}, E[M-] = {s.negative_mass:.5f}, "
+              f"balance = {s.balance:+.4f}, ESS/group = {s.ess_fraction:.4f}, hardness = {s.hardness:.4f}",
+              f"first-order entropy drift per unit step on the reference bandit prompt "
+              f"(pi = 0.45, 0.15 | 0.15, 0.1, 0.1, 0.05; first two correct): "
+              f"{drift.total:+.5f} (positive mass {drift.from_positive:+.5f}, negative mass {drift.from_negative:+.5f})"]
+    return "\n".join(lines)
+
+
+def cmd_card(args: argparse.Namespace) -> int:
+    import fadesim
+    from fadesim.plots import advantage_card_figure
+    from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
+
+    params = parse_params(args.param)
+    entry = fadesim.info(args.name)
+    signals = {"entropy": args.eta, "initial_entropy": 1.0} if entry.needs_signals else None
+    prof = fadesim.profile(args.name, args.G, signals=signals, **params)
+    drift = expected_entropy_drift(prof, EXAMPLE_LOGITS, EXAMPLE_CORRECT)
+    print(card_text(prof, args.beta[0], args.beta[1], drift))
+    out = Path(args.out or f"card_{args.name}.png")
+    advantage_card_figure(prof, args.beta[0], args.beta[1], out)
+    print(f"\nfigure: {out}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- check
+def load_function(target: str) -> Callable[..., Any]:
+    """'path/to/file.py:function' or 'package.module:function' -> the function (CLIError if not found)."""
+    if ":" not in target:
+        raise CLIError(f"expected FILE.py:FUNCTION or MODULE:FUNCTION, got '{target}'")
+    where, name = target.rsplit(":", 1)
+    if where.endswith(".py") or "/" in where:
+        path = Path(where)
+        if not path.is_file():
+            raise CLIError(f"no such file: {where}")
+        spec = importlib.util.spec_from_file_location(f"fadesim_user_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as err:  # noqa: BLE001 - the user's file failed to import
+            raise CLIError(f"importing {where} failed: {type(err).__name__}: {err}") from None
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as err:  # noqa: BLE001
+            raise CLIError(f"cannot import module '{where}': {type(err).__name__}: {err}") from None
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise CLIError(f"{where} has no function '{name}'")
+    if not callable(fn):
+        raise CLIError(f"{where}:{name} is a {type(fn).__name__}, not a function")
+    check_signature(fn, name)
+    return fn
+
+
+def check_signature(fn: Callable[..., Any], name: str) -> None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    params = list(sig.parameters.values())
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    has_var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    if not positional and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise CLIError(f"{name}{sig} must take the rewards array as its first argument "
+                       "(contract: fn(rewards, *, mask=None, signals=None, logprobs=None))")
+    if "mask" not in sig.parameters and not has_var_kw:
+        raise CLIError(f"{name}{sig} has no 'mask' keyword (contract: fn(rewards, *, mask=None, signals=None, logprobs=None))")
+
+
+DECLARABLE = ("mean_centred", "scale_invariant", "needs_logprobs", "needs_signals")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import fadesim
+    from fadesim.check import AdvantageSpec, run_checks
+    from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
+
+    fn = load_function(args.target)
+    declared = dict(getattr(fn, "__fadesim__", {}) or {})
+    for item in args.declare or []:
+        if item not in DECLARABLE:
+            raise CLIError(f"--declare takes {', '.join(DECLARABLE)}; got '{item}'")
+        declared[item] = True
+    unknown = sorted(set(declared) - set(DECLARABLE) - {"min_group_size"})
+    if unknown:
+        raise CLIError(f"{args.target}: __fadesim__ has unknown keys {unknown}; known: {', '.join(DECLARABLE)}")
+    needs_signals = ("entropy", "initial_entropy") if declared.get("needs_signals") else ()
+    spec = AdvantageSpec(name=args.target, fn=fn, mean_centred=bool(declared.get("mean_centred")),
+                         scale_invariant=bool(declared.get("scale_invariant")),
+                         needs_logprobs=bool(declared.get("needs_logprobs")), needs_signals=needs_signals,
+                         min_group_size=int(declared.get("min_group_size", 2)), max_group_size=args.max_G)
+    print(f"property check of {args.target} ({args.examples} examples per property; declared: "
+          f"{', '.join(k for k, v in declared.items() if v) or 'nothing'})")
+    results = run_checks(spec, max_examples=args.examples)
+    failed = 0
+    for r in results:
+        mark = "PASS" if r.passed else "FAIL"
+        failed += not r.passed
+        print(f"  {mark}  {r.prop:24s} {r.detail}")
+        if not r.passed and r.counterexample:
+            for line in r.counterexample.splitlines():
+                print(f"          {line}")
+    print(f"\n{len(results) - failed} passed, {failed} failed")
+    if failed == 0:
+        name = "_user_advantage_"
+        fadesim.register(name, fn, paper="user", needs_logprobs=spec.needs_logprobs,
+                         needs_signals=spec.needs_signals, replace=True)
+        try:
+            signals = {"entropy": 1.0, "initial_entropy": 1.0} if needs_signals else None
+            prof = fadesim.profile(name, 16, signals=signals)
+            print("\n" + card_text(prof, 1.0, 1.0, expected_entropy_drift(prof, EXAMPLE_LOGITS, EXAMPLE_CORRECT)))
+        finally:
+            fadesim.unregister(name)
+    return 1 if failed else 0
+
+
+# ----------------------------------------------------------------------------- simulate
+def cmd_simulate(args: argparse.Namespace) -> int:
+    from fadesim.plots import simulation_figure
+    from fadesim.sim import SimConfig, simulate
+    from fadesim.tasks import make_task
+
+    task_kw: dict[str, Any] = {"n_prompts": args.prompts, "difficulty": args.difficulty, "seed": args.task_seed}
+    if args.task in ("bandit", "linear_softmax"):
+        task_kw.update(n_answers=args.answers, n_correct=args.correct)
+    task = make_task(args.task, **task_kw)
+    cfg = SimConfig(advantage=args.name, advantage_params=parse_params(args.param), G=args.G, steps=args.steps,
+                    log_every=args.log_every, optimizer=args.optimizer, lr=args.lr)
+    res = simulate(task, cfg, seeds=list(range(args.seeds)))
+    df = res.to_frame()
+    last = df[df.step == df.step.max()]
+    print(f"{args.name} on {args.task} ({args.prompts} prompts, G = {args.G}, {args.steps} steps, {args.seeds} seeds)")
+    for metric in ("pass@1", "pass@16", "pass@256", "entropy", "distinct_correct", "logit_norm",
+                   "positive_mass", "negative_mass", "sign_balance", "ess"):
+        start = df[df.step == 0][metric].mean()
+        print(f"  {metric:18s} start {start:9.4f}   end {last[metric].mean():9.4f} +- {last[metric].std(ddof=1) if len(last) > 1 else 0:.4f}")
+    out = Path(args.out or f"simulate_{args.name}_{args.task}.png")
+    simulation_figure(df, out, title=f"{args.name} on {args.task}")
+    print(f"figure: {out}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- entry point
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="fadesim", description="Check what an advantage function does to RL "
+                                 "post-training: exact gradient-mass cards, property checks, quick simulations.")
+    sub = ap.add_subparsers(dest="command", required=True, metavar="{list,card,check,simulate}")
+
+    sub.add_parser("list", help="table of registered advantages", description="List registered advantages: "
+                   "name, arXiv id, parameters with defaults, mean-centred or not, what they need.")
+
+    c = sub.add_parser("card", help="an advantage's exact mass card (text + PNG)",
+                       description="Print A+(k)/A-(k), E[M+](p)/E[M-](p), balance, profile peak, ESS and the "
+                       "first-order entropy drift of a registered advantage, and save them as one figure.")
+    c.add_argument("name", help="registered advantage name (see `fadesim list`)")
+    c.add_argument("--G", type=int, default=16, help="group size (default 16)")
+    c.add_argument("--param", action="append", metavar="K=V", help="hyper-parameter, repeatable (e.g. gamma=2)")
+    c.add_argument("--beta", type=float, nargs=2, default=(1.0, 1.0), metavar=("A", "B"),
+                   help="difficulty distribution p ~ Beta(A, B) for ESS and hardness (default 1 1)")
+    c.add_argument("--eta", type=float, default=1.0, help="entropy ratio H/H0 for signal-driven advantages (FADE)")
+    c.add_argument("--out", help="PNG path (default card_NAME.png)")
+
+    k = sub.add_parser("check", help="property-check your own advantage",
+                       description="Load FILE.py:FUNCTION or MODULE:FUNCTION (written to the fadesim contract "
+                       "fn(rewards, *, mask=None, signals=None, logprobs=None)) and run the property suite: "
+                       "shapes and namespaces, numpy = jax = torch, jit/vmap, permutation equivariance, "
+                       "degenerate and extreme groups, masks, autograd, bad input, and declared properties. "
+                       "Declare properties with --declare or a `__fadesim__ = {...}` attribute on the function. "
+                       "Exit code 1 if any property fails.")
+    k.add_argument("target", help="FILE.py:FUNCTION or MODULE:FUNCTION")
+    k.add_argument("--declare", action="append", metavar="PROPERTY", help=f"one of {', '.join(DECLARABLE)}")
+    k.add_argument("--examples", type=int, default=100, help="hypothesis examples per property (default 100)")
+    k.add_argument("--max-G", type=int, default=16, help="largest group size drawn (default 16)")
+
+    s = sub.add_parser("simulate", help="one quick simulated training run", description="Train a simulated "
+                       "task with a registered advantage (JAX simulator) and print start/end metrics.")
+    s.add_argument("name", help="registered advantage name")
+    s.add_argument("--task", default="bandit", choices=["bandit", "linear_softmax", "chain"])
+    s.add_argument("--param", action="append", metavar="K=V", help="advantage hyper-parameter, repeatable")
+    s.add_argument("--prompts", type=int, default=128)
+    s.add_argument("--answers", type=int, default=16)
+    s.add_argument("--correct", type=int, default=3)
+    s.add_argument("--difficulty", default="mixed", help="easy, mixed, hard or uniform")
+    s.add_argument("--G", type=int, default=16)
+    s.add_argument("--steps", type=int, default=200)
+    s.add_argument("--log-every", type=int, default=20)
+    s.add_argument("--optimizer", default="adam", choices=["adam", "sgd"])
+    s.add_argument("--lr", type=float, default=0.02)
+    s.add_argument("--seeds", type=int, default=4)
+    s.add_argument("--task-seed", type=int, default=0)
+    s.add_argument("--out", help="PNG path")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {"list": cmd_list, "card": cmd_card, "check": cmd_check, "simulate": cmd_simulate}
+    try:
+        return handlers[args.command](args)
+    except (CLIError, KeyError, ValueError) as err:
+        message = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        print(f"fadesim {args.command}: error: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

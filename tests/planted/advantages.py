@@ -1,0 +1,82 @@
+"""Planted advantages for the property checker: one sound, five each broken in one way."""
+
+import array_api_compat
+import numpy as np
+
+
+def _centred(rewards, mask):
+    xp = array_api_compat.array_namespace(rewards)
+    if mask is None:
+        mask = xp.ones(rewards.shape, dtype=xp.bool)
+    m = xp.astype(mask, rewards.dtype)
+    n = xp.maximum(xp.sum(m, axis=-1, keepdims=True), xp.ones_like(rewards[..., :1]))
+    mean = xp.sum(rewards * m, axis=-1, keepdims=True) / n
+    return xp, xp.where(mask, rewards - mean, xp.zeros_like(rewards)), mask
+
+
+def sound(rewards, *, mask=None, signals=None, logprobs=None):
+    """Dr.GRPO written by a user, correctly: centred, masked, finite; raises on bad input."""
+    if getattr(rewards, "ndim", 0) == 0:
+        raise ValueError("rewards must be (..., G)")
+    if mask is not None and tuple(mask.shape) != tuple(rewards.shape):
+        raise ValueError("mask shape does not match")
+    xp = array_api_compat.array_namespace(rewards)
+    if not (array_api_compat.is_jax_array(rewards) and "Tracer" in type(rewards).__name__):
+        if not bool(xp.all(xp.isfinite(rewards))):
+            raise ValueError("rewards contain NaN or inf")
+    if array_api_compat.is_torch_array(rewards):
+        rewards = rewards.detach()
+    xp, c, mask = _centred(rewards, mask)
+    r = xp.where(mask, rewards, xp.zeros_like(rewards))
+    hi = xp.max(xp.where(mask, r, xp.full_like(r, -float("inf"))), axis=-1, keepdims=True)
+    lo = xp.min(xp.where(mask, r, xp.full_like(r, float("inf"))), axis=-1, keepdims=True)
+    return xp.where(hi == lo, xp.zeros_like(c), c)
+
+
+sound.__fadesim__ = {"mean_centred": True}
+
+
+def nan_on_ties(rewards, *, mask=None, signals=None, logprobs=None):
+    """GRPO without eps or a degenerate-group guard: 0/0 on all-equal groups."""
+    out = sound(rewards, mask=mask)
+    xp = array_api_compat.array_namespace(out)
+    return (rewards - xp.mean(rewards, axis=-1, keepdims=True)) / xp.std(rewards, axis=-1, keepdims=True) + 0 * out
+
+
+def not_equivariant(rewards, *, mask=None, signals=None, logprobs=None):
+    """Baseline is the group's first reward: depends on the order of the rollouts."""
+    out = sound(rewards, mask=mask)
+    return out + 0.5 * (rewards - rewards[..., :1]) * 0 + 0.1 * (rewards[..., :1] - rewards[..., -1:])
+
+
+def numpy_only(rewards, *, mask=None, signals=None, logprobs=None):
+    """Uses numpy calls: converts jax/torch inputs to numpy (or fails under jit)."""
+    r = np.asarray(rewards)
+    if np.any(~np.isfinite(r)):
+        raise ValueError("rewards contain NaN or inf")
+    return r - r.mean(axis=-1, keepdims=True)
+
+
+def ignores_mask(rewards, *, mask=None, signals=None, logprobs=None):
+    """Accepts a mask but averages over every entry, padding included."""
+    sound(rewards, mask=None)
+    xp = array_api_compat.array_namespace(rewards)
+    r = rewards.detach() if array_api_compat.is_torch_array(rewards) else rewards
+    return r - xp.mean(r, axis=-1, keepdims=True)
+
+
+def claims_centred(rewards, *, mask=None, signals=None, logprobs=None):
+    """Declares mean-centred but adds a constant (an asymmetric baseline in disguise)."""
+    out = sound(rewards, mask=mask)
+    xp = array_api_compat.array_namespace(out)
+    return xp.where(mask if mask is not None else xp.ones(out.shape, dtype=xp.bool), out + 0.1, out)
+
+
+claims_centred.__fadesim__ = {"mean_centred": True}
+
+
+def wrong_signature(x, y):
+    return x - y
+
+
+NOT_A_FUNCTION = 3

@@ -1,0 +1,144 @@
+"""The fadesim command: list, card, check (registry and planted broken advantages), simulate, errors."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fadesim
+from fadesim.cli import main
+
+PLANTED = Path(__file__).parent / "planted" / "advantages.py"
+
+
+def _check_args(name, examples):
+    entry = fadesim.info(name)
+    args = ["check", f"{entry.fn.__module__}:{entry.fn.__name__}", "--examples", str(examples)]
+    for flag in ("mean_centred", "scale_invariant", "needs_logprobs"):
+        if getattr(entry, flag):
+            args += ["--declare", flag]
+    if entry.needs_signals:
+        args += ["--declare", "needs_signals"]
+    return args
+
+
+@pytest.mark.parametrize("name", ["grpo", "fade", "unlikeliness", "pkpo"])
+def test_check_passes_registered_advantages(name, capsys):
+    if name == "pkpo":
+        pytest.skip("pkpo's default K = 4 needs G >= 5; covered by tests/test_registry_properties.py")
+    assert main(_check_args(name, 10)) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 failed" in out and "advantage card" in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n in fadesim.names() if "K" not in fadesim.info(n).params])
+def test_check_passes_every_registered_advantage(name, capsys):
+    assert main(_check_args(name, 50)) == 0, capsys.readouterr().out
+
+
+def test_check_passes_a_sound_user_advantage(capsys):
+    assert main(["check", f"{PLANTED}:sound", "--examples", "30"]) == 0
+    out = capsys.readouterr().out
+    assert "declared: mean_centred" in out and "PASS  mean_centred" in out
+    assert "E[M+]" in out  # the mass card follows a clean report
+
+
+@pytest.mark.parametrize("function,prop,message", [
+    ("nan_on_ties", "degenerate_groups", "non-finite output on all-equal groups"),
+    ("not_equivariant", "permutation_equivariant", "A(permuted r) != permuted A(r)"),
+    ("numpy_only", "shape_and_namespace", "output"),
+    ("ignores_mask", "mask_handling", "masked entries are not 0"),
+    ("claims_centred", "mean_centred", "group sums are not 0"),
+])
+def test_check_catches_planted_bugs(function, prop, message, capsys):
+    assert main(["check", f"{PLANTED}:{function}", "--examples", "30"]) == 1
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.strip().startswith(f"FAIL  {prop}"))
+    assert message in line, line
+    block = out[out.index(line):]
+    assert "Case(rewards=" in block  # the shrunk counter-example is printed under the failure
+
+
+def test_numpy_only_also_breaks_under_jit(capsys):
+    main(["check", f"{PLANTED}:numpy_only", "--examples", "10"])
+    out = capsys.readouterr().out
+    assert any(l.strip().startswith("FAIL  jax_transformations") for l in out.splitlines())
+
+
+@pytest.mark.parametrize("target,message", [
+    ("nowhere/missing.py:fn", "no such file: nowhere/missing.py"),
+    (f"{PLANTED}:absent", "has no function 'absent'"),
+    (f"{PLANTED}:wrong_signature", "has no 'mask' keyword"),
+    (f"{PLANTED}:NOT_A_FUNCTION", "is a int, not a function"),
+    ("no_such_module_xyz:fn", "cannot import module 'no_such_module_xyz'"),
+    ("just_a_name", "expected FILE.py:FUNCTION or MODULE:FUNCTION"),
+])
+def test_check_load_errors_are_one_line(target, message, capsys):
+    assert main(["check", target]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_card_prints_the_profile_and_writes_a_png(tmp_path, capsys):
+    out_png = tmp_path / "card.png"
+    assert main(["card", "grpo", "--G", "8", "--out", str(out_png)]) == 0
+    text = capsys.readouterr().out
+    prof = fadesim.profile("grpo", 8)
+    row3 = next(l for l in text.splitlines() if l.startswith("  3 "))
+    assert f"{prof.a_pos[3]:+11.5f}" in row3 and f"{prof.a_neg[3]:+11.5f}" in row3
+    row = next(l for l in text.splitlines() if l.startswith("  0.25"))
+    assert f"{float(prof.expected_positive_mass(0.25)):9.5f}" in row
+    assert "profile peak: p* = 0.500 (medium focus)" in text
+    assert out_png.stat().st_size > 20_000
+    import matplotlib.pyplot as plt
+
+    assert plt.imread(out_png).std() > 0.01
+
+
+def test_card_for_focal_reports_hard_focus(tmp_path, capsys):
+    assert main(["card", "focal", "--param", "gamma=4", "--out", str(tmp_path / "c.png")]) == 0
+    assert "(hard focus)" in capsys.readouterr().out
+
+
+def test_card_errors(capsys):
+    assert main(["card", "gpro"]) == 2
+    assert "unknown advantage 'gpro'" in capsys.readouterr().err
+    assert main(["card", "grpo", "--param", "gamma=2"]) == 2
+    assert "has no parameter(s) ['gamma']" in capsys.readouterr().err
+    assert main(["card", "grpo", "--param", "eps"]) == 2
+    assert "--param expects name=value" in capsys.readouterr().err
+
+
+def test_list(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in fadesim.names():
+        assert name in out
+    assert "2402.03300" in out
+
+
+def test_simulate(tmp_path, capsys):
+    png = tmp_path / "sim.png"
+    assert main(["simulate", "grpo", "--prompts", "16", "--steps", "40", "--seeds", "2", "--out", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "pass@1" in out and png.exists()
+
+
+@pytest.mark.parametrize("sub", [[], ["list"], ["card"], ["check"], ["simulate"]])
+def test_help_is_clear(sub, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([*sub, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: fadesim") and len(out.splitlines()) > 3
+
+
+def test_console_script_is_installed():
+    exe = shutil.which("fadesim") or str(Path(sys.executable).with_name("fadesim"))
+    assert Path(exe).exists(), "the fadesim console script is not installed (pip install -e .)"
+    out = subprocess.run([exe, "list"], capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "grpo" in out
