@@ -194,3 +194,19 @@ def test_verl_estimator_rejects_bad_shapes():
         est(torch.zeros((4, 3)), torch.zeros((4, 2)), np.zeros(4))
     with pytest.raises(ValueError, match="index has shape"):
         est(torch.zeros((4, 3)), torch.zeros((4, 3)), np.zeros(3))
+
+
+def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import llm_bridge
+
+    assert llm_bridge.main(["--steps", "4", "--seeds", "1", "--figures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "simulation predicts the sign of the entropy drift" in out
+    assert "simulation predicts the ordering of entropy drift" in out
+    assert (tmp_path / "llm_bridge_entropy_quick.png").exists()
+    with pytest.raises(SystemExit, match="need a GPU machine"):
+        llm_bridge.main(["--backend", "vllm"])
