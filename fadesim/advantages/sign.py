@@ -16,7 +16,8 @@ from fadesim.advantages.registry import register
 _ZHU = "The surprising effectiveness of negative reinforcement (Zhu et al., 2025)"
 
 
-def _two_valued(rewards: Any, mask: Any, *, name: str, positive: float, negative: float, threshold: float) -> Any:
+def _two_valued(rewards: Any, mask: Any, *, name: str, positive: Any, negative: Any, threshold: float) -> Any:
+    """A+ = positive on correct rollouts, A- = negative on the others (values may be traced scalars)."""
     batch = prepare_group_batch(rewards, mask, name=name)
     xp = batch.xp
     good = gs.correct(batch, threshold)
@@ -74,11 +75,7 @@ def w_reinforce(
     lam * L_PSR + L_NSR; the paper recommends lam = 0.1. lam = 1 is REINFORCE with +-1 rewards;
     lam = 0 is NSR; lam -> infinity (rescaled) is PSR. ``lam`` may be a traced array (sweeps).
     """
-    batch = prepare_group_batch(rewards, mask, name="w_reinforce")
-    xp = batch.xp
-    good = gs.correct(batch, threshold)
-    ones = xp.ones_like(batch.rewards)
-    return gs.finish(xp.where(good, lam * ones, -ones), batch)
+    return _two_valued(rewards, mask, name="w_reinforce", positive=lam, negative=-1.0, threshold=threshold)
 
 
 @register(
@@ -126,8 +123,5 @@ def sign_balanced(
     """
     if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
         raise ValueError(f"sign_balanced: balance must lie in [-1, 1]; got {balance}")
-    batch = prepare_group_batch(rewards, mask, name="sign_balanced")
-    xp = batch.xp
-    good = gs.correct(batch, threshold)
-    ones = xp.ones_like(batch.rewards)
-    return gs.finish(xp.where(good, (1.0 + balance) * ones, -(1.0 - balance) * ones), batch)
+    return _two_valued(rewards, mask, name="sign_balanced", positive=1.0 + balance, negative=-(1.0 - balance),
+                       threshold=threshold)
