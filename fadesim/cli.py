@@ -147,9 +147,11 @@ DECLARABLE = ("mean_centred", "scale_invariant", "needs_logprobs", "needs_signal
 
 def cmd_check(args: argparse.Namespace) -> int:
     import fadesim
-    from fadesim.check import AdvantageSpec, run_checks
-    from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
+    from fadesim.check import AdvantageSpec, spec_from_registry
 
+    if ":" not in args.target and args.target in fadesim.names():
+        return _report(spec_from_registry(args.target, max_group_size=args.max_G), args.examples,
+                       f"registered advantage {args.target}")
     fn = load_function(args.target)
     declared = dict(getattr(fn, "__fadesim__", {}) or {})
     for item in args.declare or []:
@@ -160,13 +162,25 @@ def cmd_check(args: argparse.Namespace) -> int:
     if unknown:
         raise CLIError(f"{args.target}: __fadesim__ has unknown keys {unknown}; known: {', '.join(DECLARABLE)}")
     needs_signals = ("entropy", "initial_entropy") if declared.get("needs_signals") else ()
+    min_g = int(args.min_G if args.min_G is not None else declared.get("min_group_size", 2))
     spec = AdvantageSpec(name=args.target, fn=fn, mean_centred=bool(declared.get("mean_centred")),
                          scale_invariant=bool(declared.get("scale_invariant")),
                          needs_logprobs=bool(declared.get("needs_logprobs")), needs_signals=needs_signals,
-                         min_group_size=int(declared.get("min_group_size", 2)), max_group_size=args.max_G)
-    print(f"property check of {args.target} ({args.examples} examples per property; declared: "
-          f"{', '.join(k for k, v in declared.items() if v) or 'nothing'})")
-    results = run_checks(spec, max_examples=args.examples)
+                         min_group_size=min_g, max_group_size=max(args.max_G, min_g))
+    declared_text = ", ".join(k for k, v in declared.items() if v and k != "min_group_size") or "nothing"
+    return _report(spec, args.examples, f"{args.target} (declared: {declared_text})")
+
+
+def _report(spec: Any, examples: int, what: str) -> int:
+    """Run the property suite, print one line per property (and counter-examples), then the mass card."""
+    import fadesim
+    from fadesim.check import run_checks
+    from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
+
+    declared = [p for p, on in (("mean_centred", spec.mean_centred), ("scale_invariant", spec.scale_invariant)) if on]
+    print(f"property check of {what}; {examples} examples per property; G from {spec.min_group_size} to "
+          f"{spec.max_group_size}; checked declared properties: {', '.join(declared) or 'none'}")
+    results = run_checks(spec, max_examples=examples)
     failed = 0
     for r in results:
         mark = "PASS" if r.passed else "FAIL"
@@ -178,11 +192,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"\n{len(results) - failed} passed, {failed} failed")
     if failed == 0:
         name = "_user_advantage_"
-        fadesim.register(name, fn, paper="user", needs_logprobs=spec.needs_logprobs,
+        fadesim.register(name, spec.fn, paper="user", needs_logprobs=spec.needs_logprobs,
                          needs_signals=spec.needs_signals, replace=True)
         try:
-            signals = {"entropy": 1.0, "initial_entropy": 1.0} if needs_signals else None
-            prof = fadesim.profile(name, 16, signals=signals)
+            signals = {"entropy": 1.0, "initial_entropy": 1.0} if spec.needs_signals else None
+            prof = fadesim.profile(name, max(16, spec.min_group_size), signals=signals)
             print("\n" + card_text(prof, 1.0, 1.0, expected_entropy_drift(prof, EXAMPLE_LOGITS, EXAMPLE_CORRECT)))
         finally:
             fadesim.unregister(name)
@@ -240,9 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
                        "fn(rewards, *, mask=None, signals=None, logprobs=None)) and run the property suite: "
                        "shapes and namespaces, numpy = jax = torch, jit/vmap, permutation equivariance, "
                        "degenerate and extreme groups, masks, autograd, bad input, and declared properties. "
-                       "Declare properties with --declare or a `__fadesim__ = {...}` attribute on the function. "
+                       "Declare properties with --declare or a `__fadesim__ = {...}` attribute on the function; "
+                       "a registered name uses the registry's metadata. "
                        "Exit code 1 if any property fails.")
-    k.add_argument("target", help="FILE.py:FUNCTION or MODULE:FUNCTION")
+    k.add_argument("target", help="FILE.py:FUNCTION, MODULE:FUNCTION, or a registered advantage name")
+    k.add_argument("--min-G", type=int, default=None,
+                   help="smallest group size to draw (default 2, or __fadesim__['min_group_size'])")
     k.add_argument("--declare", action="append", metavar="PROPERTY", help=f"one of {', '.join(DECLARABLE)}")
     k.add_argument("--examples", type=int, default=100, help="hypothesis examples per property (default 100)")
     k.add_argument("--max-G", type=int, default=16, help="largest group size drawn (default 16)")

@@ -25,25 +25,37 @@ def _check_args(name, examples):
     return args
 
 
-@pytest.mark.parametrize("name", ["grpo", "fade", "unlikeliness", "pkpo"])
-def test_check_passes_registered_advantages(name, capsys):
-    if name == "pkpo":
-        pytest.skip("pkpo's default K = 4 needs G >= 5; covered by tests/test_registry_properties.py")
+@pytest.mark.parametrize("name", ["grpo", "fade", "unlikeliness"])
+def test_check_passes_registered_advantages_loaded_by_path(name, capsys):
     assert main(_check_args(name, 10)) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
     assert "0 failed" in out and "advantage card" in out
 
 
+@pytest.mark.parametrize("name", ["pkpo", "pass_at_k", "focal"])
+def test_check_by_registry_name_uses_its_metadata(name, capsys):
+    assert main(["check", name, "--examples", "10"]) == 0, capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "0 failed" in out and ("G from 5" in out) == (name in ("pkpo", "pass_at_k"))
+
+
+def test_min_group_size_flag(capsys):
+    target = f"{fadesim.info('pkpo').fn.__module__}:pkpo"
+    assert main(["check", target, "--examples", "10"]) == 1  # K = 4 needs G >= 5: G = 2..4 raise
+    capsys.readouterr()
+    assert main(["check", target, "--examples", "10", "--min-G", "5"]) == 0
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in fadesim.names() if "K" not in fadesim.info(n).params])
+@pytest.mark.parametrize("name", fadesim.names())
 def test_check_passes_every_registered_advantage(name, capsys):
-    assert main(_check_args(name, 50)) == 0, capsys.readouterr().out
+    assert main(["check", name, "--examples", "50"]) == 0, capsys.readouterr().out
 
 
 def test_check_passes_a_sound_user_advantage(capsys):
     assert main(["check", f"{PLANTED}:sound", "--examples", "30"]) == 0
     out = capsys.readouterr().out
-    assert "declared: mean_centred" in out and "PASS  mean_centred" in out
+    assert "checked declared properties: mean_centred" in out and "PASS  mean_centred" in out
     assert "E[M+]" in out  # the mass card follows a clean report
 
 
