@@ -200,3 +200,15 @@ def test_to_frame_is_tidy():
     assert {"task", "advantage", "seed", "step", "lam", "pass@1", "entropy", "G"} <= set(df.columns)
     assert sorted(df.seed.unique()) == [0, 5]
     assert df.loc[df.step == 0, "positive_mass"].isna().all()
+
+
+def test_negative_mass_overtakes_balanced_logit_norm_growth_late_in_training():
+    """The sign-axis geometry claim at small scale holds late, not early: NSR-only's logit-norm growth is below
+    balanced's at step 100 and above it at step 1000 (bandit, Adam; PSR-only grows it most throughout)."""
+    task = make_task("bandit", **SIGN_TASK)
+    cfg = SimConfig(advantage="sign_balanced", G=16, steps=1000, log_every=100, optimizer="adam", lr=0.02)
+    res = simulate(task, cfg, seeds=[0, 1, 2], sweep={"balance": BALANCES})
+    growth = (res.metrics["logit_norm"] - res.metrics["logit_norm"][..., :1]).mean(axis=1)  # (balance, log)
+    nsr, balanced, psr = growth
+    assert nsr[1] < balanced[1] and nsr[-1] > balanced[-1], (nsr, balanced)
+    assert np.all(psr[1:] > np.maximum(nsr[1:], balanced[1:]))
