@@ -386,8 +386,9 @@ PROPERTIES = (
 )
 
 
-def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200, seed: int = 0) -> PropertyResult:
-    """Run one property with hypothesis; on failure return the shrunk counter-example."""
+def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> PropertyResult:
+    """Run one property with hypothesis (derandomized: every run draws the same examples); on failure
+    return the shrunk counter-example."""
     tests = _property_tests(spec)
     if prop not in tests:
         if prop in PROPERTIES:
@@ -402,7 +403,6 @@ def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200, see
         suppress_health_check=list(HealthCheck),
         print_blob=False,
     )(given(**strategies)(lambda **kw: fn(spec, **kw)))
-    del seed  # derandomize=True makes every run draw the same examples
     try:
         test()
     except Exception as err:  # noqa: BLE001 - any failure of the user's function is a finding

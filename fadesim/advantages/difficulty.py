@@ -11,7 +11,7 @@ from typing import Any
 
 from fadesim._validate import CORRECT_THRESHOLD, GroupBatch, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
-from fadesim.advantages.group import grpo
+from fadesim.advantages.group import grpo_of_batch
 from fadesim.advantages.registry import register
 from fadesim.advantages.weighting import focal_weight
 
@@ -42,7 +42,7 @@ def focal(
     """
     batch = prepare_group_batch(rewards, mask, name="focal", min_group_size=2)
     weight = focal_weight(gs.fail_rate(batch, threshold), gamma, batch.xp)
-    return gs.finish(weight * grpo(batch.rewards, mask=batch.mask, eps=eps), batch)
+    return gs.finish(weight * grpo_of_batch(batch, eps=eps), batch)
 
 
 def _check_order(K: Any, group_size: int, *, name: str, at_most: int) -> int:

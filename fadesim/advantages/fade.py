@@ -15,7 +15,7 @@ import array_api_compat
 
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch, require_signal
 from fadesim.advantages import group_statistics as gs
-from fadesim.advantages.group import grpo
+from fadesim.advantages.group import grpo_of_batch
 from fadesim.advantages.registry import register
 from fadesim.advantages.weighting import focal_weight, sign_weight
 
@@ -101,7 +101,7 @@ def fade(
     lam_neg_exploit=0.25. Mean-centred only while lam_neg_t = 1. All-equal groups give exactly 0.
     """
     batch = prepare_group_batch(rewards, mask, name="fade", min_group_size=2)
-    base = grpo(batch.rewards, mask=batch.mask, eps=eps)
+    base = grpo_of_batch(batch, eps=eps)
     eta = entropy_ratio(signals, base)
     w = fade_schedule(
         eta,

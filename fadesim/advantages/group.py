@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from fadesim._validate import prepare_group_batch
+from fadesim._validate import GroupBatch, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.registry import register
 
@@ -47,6 +47,12 @@ def grpo(
     All-equal groups give exactly 0.
     """
     batch = prepare_group_batch(rewards, mask, name="grpo", min_group_size=2)
+    return grpo_of_batch(batch, eps=eps, unbiased_std=unbiased_std, scale=scale)
+
+
+def grpo_of_batch(batch: GroupBatch, *, eps: float = 1e-6, unbiased_std: bool = True,
+                  scale: Literal["group", "batch", "none"] = "group") -> Any:
+    """GRPO on an already-validated batch: the core shared by grpo, focal, fade and unlikeliness."""
     centred = gs.centred(batch)
     if scale == "group":
         spread = gs.std(batch.rewards, batch, unbiased=unbiased_std)
@@ -103,7 +109,6 @@ def rloo(rewards: Any, *, mask: Any = None, signals: Any = None, logprobs: Any =
     by verl ``compute_rloo_outcome_advantage`` (verified). Binary: A+ = G/(G-1) (1 - p), A- = -G/(G-1) p.
     """
     batch = prepare_group_batch(rewards, mask, name="rloo", min_group_size=2)
-    xp = batch.xp
     n = gs.count(batch)
     factor = gs.safe_divide(n, n - 1.0, batch)
     return gs.finish(factor * gs.centred(batch), batch)

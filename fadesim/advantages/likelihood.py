@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from fadesim._validate import prepare_companion, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
-from fadesim.advantages.group import grpo
+from fadesim.advantages.group import grpo_of_batch
 from fadesim.advantages.registry import register
 
 
@@ -52,4 +53,4 @@ def unlikeliness(
     n = gs.count(batch)
     rank = likelihood_rank(lp, batch)
     shaped = batch.rewards * (1.0 - beta_rank * (n - rank) / batch.xp.maximum(n, batch.xp.ones_like(n)))
-    return grpo(shaped, mask=batch.mask, eps=eps)
+    return grpo_of_batch(dataclasses.replace(batch, rewards=shaped), eps=eps)

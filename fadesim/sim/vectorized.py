@@ -83,7 +83,6 @@ def simulate(
     if not seeds:
         raise ValueError("simulate needs at least one seed")
     hp = {k: jnp.asarray(v, dtype=dtype) for k, v in sweep.items()}
-    n_cfg = lengths.pop() if lengths else 1
     keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
     first, logs = jax.device_get(_compiled_sweep(task, cfg, dtype, bool(hp))(keys, hp))
     metrics = {}
@@ -92,6 +91,5 @@ def simulate(
         head = np.full(values.shape[:2] + (1,), np.nan) if name in BATCH_METRICS else \
             np.asarray(first[name], dtype=np.float64)[..., None]
         metrics[name] = np.concatenate([head, values], axis=-1)
-    del n_cfg
     return SimResult(task=task.name, config=cfg, seeds=seeds, sweep=sweep,
                      steps=np.arange(0, cfg.steps + 1, cfg.log_every), metrics=metrics)

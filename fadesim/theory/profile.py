@@ -156,7 +156,6 @@ def profile(
     A = np.asarray(fn(rewards, **kwargs), dtype=np.float64)
     if A.shape != rewards.shape:
         raise ValueError(f"profile: {name} returned shape {A.shape} for rewards of shape {rewards.shape}")
-    good = rewards > 0.5
     a_pos = np.full(G + 1, np.nan)
     a_neg = np.full(G + 1, np.nan)
     symmetric = True
@@ -167,7 +166,6 @@ def profile(
         if k < G:
             a_neg[k] = A[k, k:].mean()
             symmetric &= bool(np.allclose(A[k, k:], a_neg[k], rtol=1e-12, atol=1e-12))
-    del good
     return Profile(
         name=name,
         G=G,
