@@ -32,6 +32,19 @@ class CharTokenizer:
             raise ValueError(f"characters {unknown} are not in the tokenizer's alphabet")
         return ([self.bos_token_id] if bos else []) + [self._index[c] for c in text]
 
+    def to_hf(self):  # -> transformers.PreTrainedTokenizerFast
+        """The same tokenizer as a ``transformers.PreTrainedTokenizerFast`` (built locally, no download), for
+        libraries that need one (TRL's GRPOTrainer, vLLM): the same ids, bos prepended by ``__call__``/``encode``
+        (``add_special_tokens``), characters concatenated by ``decode``."""
+        from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+        from transformers import PreTrainedTokenizerFast
+
+        core = Tokenizer(models.WordLevel(dict(self._index), unk_token=None))
+        core.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+        core.decoder = decoders.Fuse()
+        core.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", special_tokens=[(BOS, self.bos_token_id)])
+        return PreTrainedTokenizerFast(tokenizer_object=core, pad_token=PAD, bos_token=BOS, eos_token=EOS)
+
     def decode(self, ids: list[int]) -> str:
         """Text up to the first eos; pad/bos are dropped."""
         out = []
