@@ -1,7 +1,6 @@
 """The LLM bridge on CPU: a tiny random GPT-2 built from a config and a local tokenizer (no downloads)."""
 
 import copy
-import types
 
 import numpy as np
 import pytest
@@ -15,7 +14,6 @@ from fadesim.bridge.rewards import exact_match, score  # noqa: E402
 from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
 from fadesim.bridge.tokenizer import CharTokenizer  # noqa: E402
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer, token_logprobs_and_entropy, unbiased_pass_at_k  # noqa: E402
-from fadesim.bridge.verl_plugin import register_verl, verl_estimator  # noqa: E402
 
 
 def tiny_model(vocab_size: int, seed: int = 0):
@@ -136,64 +134,6 @@ def test_unbiased_pass_at_k():
     correct = np.array([[1, 0, 0, 0], [0, 0, 0, 0]], dtype=bool)
     assert unbiased_pass_at_k(correct, 1) == pytest.approx(0.125)
     assert unbiased_pass_at_k(correct, 4) == pytest.approx(0.5)
-
-
-def _verl_stub():
-    """A faithful stub of verl's registry API (verl/trainer/ppo/core_algos.py: register_adv_est,
-    get_adv_estimator_fn); verl itself pins transformers<5.11 and pulls ray, so it is not installed here."""
-    registry = {}
-
-    def register_adv_est(name):
-        def decorator(fn):
-            if name in registry and registry[name] != fn:
-                raise ValueError(f"Adv estimator {name} has already been registered")
-            registry[name] = fn
-            return fn
-        return decorator
-
-    def get_adv_estimator_fn(name):
-        if name not in registry:
-            raise ValueError(f"Unknown advantage estimator simply: {name}")
-        return registry[name]
-
-    return types.SimpleNamespace(register_adv_est=register_adv_est, get_adv_estimator_fn=get_adv_estimator_fn,
-                                 ADV_ESTIMATOR_REGISTRY=registry)
-
-
-def test_verl_plugin_dispatch_matches_fadesim():
-    core = _verl_stub()
-    names = register_verl(core)
-    assert "fadesim_grpo" in names and "fadesim_fade" not in names  # signals are not passed by verl
-    rng = np.random.default_rng(0)
-    sizes = [4, 6, 5]  # unequal groups, shuffled order, verl-shaped (bs, T) token-level rewards
-    index = np.array([uid for uid, n in zip(["u0", "u1", "u2"], sizes) for _ in range(n)], dtype=object)
-    perm = rng.permutation(len(index))
-    index = index[perm]
-    bs, T = len(index), 7
-    lengths = rng.integers(1, T + 1, size=bs)
-    response_mask = (torch.arange(T)[None, :] < torch.tensor(lengths)[:, None]).float()
-    scores = torch.tensor((rng.random(bs) < 0.5).astype(np.float32))
-    token_level_rewards = torch.zeros((bs, T))
-    token_level_rewards[torch.arange(bs), torch.tensor(lengths) - 1] = scores
-    for name in ("grpo", "rloo", "focal", "w_reinforce"):
-        adv, returns = core.get_adv_estimator_fn(f"fadesim_{name}")(
-            token_level_rewards=token_level_rewards, response_mask=response_mask, index=index)
-        assert adv.shape == (bs, T) and torch.equal(adv, returns)
-        for uid in ("u0", "u1", "u2"):
-            rows = np.flatnonzero(index == uid)
-            expected = fadesim.get(name)(scores[rows].numpy()[None, :])[0]
-            np.testing.assert_allclose(adv[rows].max(dim=1).values.numpy() * (expected > 0) +
-                                       adv[rows].min(dim=1).values.numpy() * (expected <= 0), expected, rtol=1e-5,
-                                       atol=1e-6)
-        assert torch.all(adv[response_mask == 0] == 0)
-
-
-def test_verl_estimator_rejects_bad_shapes():
-    est = verl_estimator("grpo")
-    with pytest.raises(ValueError, match="differ in shape"):
-        est(torch.zeros((4, 3)), torch.zeros((4, 2)), np.zeros(4))
-    with pytest.raises(ValueError, match="index has shape"):
-        est(torch.zeros((4, 3)), torch.zeros((4, 3)), np.zeros(3))
 
 
 def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):

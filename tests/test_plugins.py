@@ -1,0 +1,216 @@
+"""The trainer plug-ins against the real libraries on CPU: verl 0.9.1's advantage dispatch and TRL 1.16's
+GRPOTrainer (a tiny random GPT-2 built from a config and a locally built tokenizer; no downloads)."""
+
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+
+import fadesim
+from fadesim.bridge.tokenizer import CharTokenizer
+
+# --------------------------------------------------------------------------------------------- verl
+
+
+@pytest.fixture(scope="module")
+def verl_api():
+    pytest.importorskip("verl")
+    from verl import DataProto
+    from verl.trainer.config import AlgoConfig
+    from verl.trainer.ppo import core_algos
+    from verl.trainer.ppo.ray_trainer import compute_advantage
+
+    return DataProto, AlgoConfig, core_algos, compute_advantage
+
+
+def verl_batch(sizes, T=7, seed=0, p=0.5):
+    """verl-shaped outcome rewards: one scalar at each response's last token, groups shuffled together."""
+    rng = np.random.default_rng(seed)
+    index = np.array([f"uid{g}" for g, n in enumerate(sizes) for _ in range(n)], dtype=object)
+    index = index[rng.permutation(len(index))]
+    bs = len(index)
+    lengths = torch.tensor(rng.integers(1, T + 1, size=bs))
+    response_mask = (torch.arange(T)[None, :] < lengths[:, None]).float()
+    scores = torch.tensor((rng.random(bs) < p).astype(np.float32))
+    token_level_rewards = torch.zeros((bs, T))
+    token_level_rewards[torch.arange(bs), lengths - 1] = scores
+    return token_level_rewards, response_mask, index, scores
+
+
+def fadesim_per_response(name, scores, index, **params):
+    """fadesim's numpy advantage of each response, computed group by group."""
+    out = np.zeros(len(index))
+    for uid in np.unique(index):
+        rows = np.flatnonzero(index == uid)
+        out[rows] = fadesim.get(name, **params)(scores[rows].numpy().astype(np.float64)[None, :])[0]
+    return out
+
+
+def test_import_verl_registers_fadesim_through_the_entry_point(verl_api):
+    _, _, core_algos, _ = verl_api
+    registry = core_algos.ADV_ESTIMATOR_REGISTRY
+    from fadesim.bridge.verl_plugin import registrable
+
+    assert {f"fadesim_{n}" for n in registrable()} <= set(registry)
+    assert "fadesim_grpo" in registry and "fadesim_w_reinforce" in registry
+    assert "fadesim_fade" not in registry and "fadesim_unlikeliness" not in registry  # verl passes no signals
+
+
+@pytest.mark.parametrize("name", ["grpo", "rloo", "focal", "w_reinforce", "pkpo"])
+def test_verl_dispatch_of_a_fadesim_estimator_matches_fadesim(verl_api, name):
+    DataProto, AlgoConfig, _, compute_advantage = verl_api
+    tlr, mask, index, scores = verl_batch([5, 6, 7, 8])  # unequal groups (pkpo K = 4 needs G > 4), shuffled
+    data = DataProto.from_dict(tensors={"token_level_rewards": tlr, "response_mask": mask},
+                               non_tensors={"uid": index})
+    out = compute_advantage(data, adv_estimator=f"fadesim_{name}", config=AlgoConfig())
+    adv, ret = out.batch["advantages"], out.batch["returns"]
+    assert adv.shape == tlr.shape and torch.equal(adv, ret)
+    expected = fadesim_per_response(name, scores, index)
+    np.testing.assert_allclose(adv.numpy(), expected[:, None] * mask.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("ours, theirs, kw", [("grpo", "grpo", {}), ("dr_grpo", "grpo", {"norm_adv_by_std_in_grpo": False}),
+                                              ("rloo", "rloo", {})])
+def test_fadesim_estimators_equal_verls_own_on_equal_groups(verl_api, ours, theirs, kw):
+    """Cross-check of the plumbing: fadesim's GRPO / Dr.GRPO / RLOO equal verl's built-ins (eps 1e-6, unbiased
+    std) on groups of G >= 2, through verl's own dispatch."""
+    DataProto, AlgoConfig, _, compute_advantage = verl_api
+    tlr, mask, index, _ = verl_batch([8] * 6, seed=3, p=0.4)
+
+    def run(estimator, **extra):
+        data = DataProto.from_dict(tensors={"token_level_rewards": tlr.clone(), "response_mask": mask},
+                                   non_tensors={"uid": index})
+        return compute_advantage(data, adv_estimator=estimator, config=AlgoConfig(), **extra).batch["advantages"]
+
+    torch.testing.assert_close(run(f"fadesim_{ours}"), run(theirs, **kw), rtol=1e-5, atol=1e-6)
+
+
+def test_verl_plugin_errors_and_idempotent_registration(verl_api):
+    _, _, core_algos, _ = verl_api
+    from fadesim.bridge.verl_plugin import register_verl, verl_estimator
+
+    assert register_verl() == register_verl()  # same function objects: verl accepts the repeat
+    est = core_algos.get_adv_estimator_fn("fadesim_grpo")
+    with pytest.raises(ValueError, match="differ in shape"):
+        est(torch.zeros((4, 3)), torch.zeros((4, 2)), np.zeros(4))
+    with pytest.raises(ValueError, match="index has shape"):
+        est(torch.zeros((4, 3)), torch.zeros((4, 3)), np.zeros(3))
+    with pytest.raises(ValueError, match="uid"):
+        est(token_level_rewards=torch.zeros((4, 3)), response_mask=torch.ones((4, 3)))
+    with pytest.raises(ValueError, match="already been registered"):  # verl refuses other params under one name
+        register_verl(names=["w_reinforce"], params={"w_reinforce": {"lam": 0.3}})
+    with pytest.raises(ValueError, match="unknown advantage"):
+        register_verl(params={"nope": {}})
+    bound = verl_estimator("w_reinforce", lam=0.3)
+    tlr, mask, index, scores = verl_batch([5, 5], seed=1)
+    adv, _ = bound(tlr, mask, index)
+    np.testing.assert_allclose(adv.numpy(), fadesim_per_response("w_reinforce", scores, index, lam=0.3)[:, None]
+                               * mask.numpy(), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- TRL
+
+SYMBOLS = "abcd"
+
+
+def copy_reward(prompts, completions, answer, **kwargs):
+    return [float(c.strip() == a) for c, a in zip(completions, answer)]
+
+
+def flaky_reward(prompts, completions, answer, **kwargs):
+    """Unscorable (None) for completions starting with 'b': TRL and fadesim must both mask them."""
+    return [None if c.startswith("b") else float(c.strip() == a) for c, a in zip(completions, answer)]
+
+
+class RecordingTrainer:
+    """Mixin recording the advantages TRL's loss receives."""
+
+    def _compute_loss(self, model, inputs):
+        self.loss_advantages.append(inputs["advantages"].detach().clone())
+        return super()._compute_loss(model, inputs)
+
+
+def trl_trainer(advantage="grpo", params=None, *, steps=2, reward=copy_reward, lr=3e-3, record=False, **config):
+    pytest.importorskip("trl")
+    from datasets import Dataset
+    from transformers import GPT2Config, GPT2LMHeadModel
+    from trl import GRPOConfig
+
+    from fadesim.bridge.trl_plugin import FadesimGRPOTrainer
+
+    tok = CharTokenizer(SYMBOLS + "=")
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=tok.vocab_size, n_positions=16, n_embd=32, n_layer=2, n_head=2,
+                                       bos_token_id=1, eos_token_id=2, pad_token_id=0))
+    ds = Dataset.from_dict({"prompt": [f"{c}=" for c in SYMBOLS] * 64, "answer": list(SYMBOLS) * 64})
+    args = GRPOConfig(output_dir=tempfile.mkdtemp(), use_cpu=True, bf16=False, report_to=[], disable_tqdm=True,
+                      per_device_train_batch_size=64, num_generations=8, max_completion_length=2, max_steps=steps,
+                      logging_steps=1, save_strategy="no", learning_rate=lr, lr_scheduler_type="constant", seed=0,
+                      **config)
+    cls = FadesimGRPOTrainer
+    if record:
+        cls = type("RecordingFadesimGRPOTrainer", (RecordingTrainer, FadesimGRPOTrainer), {})
+    tr = cls(model=model, reward_funcs=reward, args=args, train_dataset=ds, processing_class=tok.to_hf(),
+             advantage=advantage, advantage_params=params or {})
+    tr.loss_advantages = []
+    return tr
+
+
+@pytest.mark.parametrize("scale, reward", [("group", copy_reward), ("group", flaky_reward), ("batch", copy_reward)])
+def test_trl_fadesim_grpo_reproduces_trls_own_advantages(scale, reward):
+    """Cross-check of the plumbing: fadesim's GRPO with TRL's eps (1e-4) equals TRL's inline advantages on the
+    same batch, with unscorable completions (None rewards) masked the same way, and for scale_rewards='batch'."""
+    tr = trl_trainer("grpo", {"eps": 1e-4, "scale": scale}, steps=2, reward=reward, scale_rewards=scale)
+    tr.train()
+    last = tr.fadesim_last
+    ours = last["advantages"].reshape(-1)[last["local_slice"]]
+    torch.testing.assert_close(ours, last["trl_advantages_local"], rtol=1e-5, atol=1e-5)
+    if reward is flaky_reward:
+        assert not bool(last["mask"].all()) and bool(torch.all(last["advantages"][~last["mask"]] == 0))
+
+
+@pytest.mark.parametrize("name, params", [("w_reinforce", {"lam": 0.1}), ("psr", {}), ("fade", {}),
+                                          ("unlikeliness", {})])
+def test_trl_loss_receives_the_registry_functions_advantages(name, params):
+    tr = trl_trainer(name, params, steps=2, record=True)
+    assert tr.fadesim_advantage is fadesim.get(name)  # the registry's function object itself
+    tr.train()
+    last = tr.fadesim_last
+    kw = dict(params)
+    if name == "fade":  # recompute with the signals the trainer passed
+        kw["signals"] = {"entropy": tr.fadesim_entropy_ema, "initial_entropy": tr.fadesim_initial_entropy}
+    if name != "unlikeliness":  # (unlikeliness needs the log-probs: checked against TRL's entropy below instead)
+        expected = fadesim.get(name)(last["rewards"].numpy().astype(np.float64), mask=last["mask"].numpy(), **kw)
+        np.testing.assert_allclose(last["advantages"].numpy(), expected, rtol=1e-5, atol=1e-6)
+    # what TRL's loss saw in the last step: the same values (TRL shuffles the batch, so compare sorted)
+    seen = torch.sort(tr.loss_advantages[-1].reshape(-1)).values
+    torch.testing.assert_close(seen, torch.sort(last["advantages"].reshape(-1)).values)
+    logged = tr.state.log_history[0]
+    assert {"fadesim/positive_mass", "fadesim/negative_mass", "fadesim/sign_balance", "fadesim/ess"} <= set(logged)
+    if name == "psr":
+        assert logged["fadesim/negative_mass"] == 0.0
+
+
+def test_trl_fade_entropy_signal_equals_trls_logged_entropy():
+    """The signal FADE reads is the batch's mean token entropy: at step 1 it equals the entropy TRL's loss
+    logs for the same batch and parameters (one generation per optimizer step)."""
+    tr = trl_trainer("fade", steps=1, disable_dropout=True)  # (fadesim's pass always runs without dropout)
+    tr.train()
+    assert tr.fadesim_initial_entropy == pytest.approx(tr.state.log_history[0]["entropy"], rel=1e-5)
+
+
+def test_trl_fadesim_grpo_raises_the_reward():
+    tr = trl_trainer("grpo", steps=40, lr=1e-2)
+    tr.train()
+    rewards = [row["reward_mean"] for row in tr.fadesim_history]
+    assert np.mean(rewards[-8:]) > np.mean(rewards[:8]) + 0.15, (np.mean(rewards[:8]), np.mean(rewards[-8:]))
+
+
+def test_trl_plugin_errors():
+    with pytest.raises(KeyError, match="unknown advantage"):  # the registry's error, raised before TRL builds
+        trl_trainer("no_such_advantage")
+    with pytest.raises(ValueError, match="no parameter"):
+        trl_trainer("grpo", {"lamda": 1.0})
+    with pytest.raises(ValueError, match="sum_then_normalize"):
+        trl_trainer("grpo", multi_objective_aggregation="normalize_then_sum")
