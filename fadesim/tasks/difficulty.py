@@ -62,6 +62,52 @@ class Beta(DifficultyDistribution):
         return self.a / (self.a + self.b)
 
 
+BETA_FIT_BOUNDS = (1e-3, 1e4)  # each of a, b; the edges are reached only by degenerate data (see fit_beta)
+
+
+def fit_beta(k: Sequence[int] | np.ndarray, n: int | Sequence[int] | np.ndarray) -> Beta:
+    """Maximum-likelihood Beta(a, b) for prompts' pass rates from k_i correct of n_i samples each
+    (k_i ~ Beta-Binomial(n_i, a, b): the pass rate p_i ~ Beta(a, b), then k_i ~ Binomial(n_i, p_i)).
+
+    This is how the bridge fits the simulator's difficulty distribution to a model's step-0 pass rates: the
+    binomial sampling noise of each k_i / n_i is modelled, not mistaken for spread in difficulty.
+    Degenerate data hit the bounds ``BETA_FIT_BOUNDS``: all k_i = 0 (or all = n_i) drives a (or b) to the
+    lower bound; equal pass rates everywhere (no overdispersion) drive a + b up to the upper bound, a near
+    point mass at the pooled rate. Raises on empty input, k outside [0, n], or n < 1."""
+    from scipy import optimize
+
+    k = np.asarray(k, dtype=float).reshape(-1)
+    n = np.broadcast_to(np.asarray(n, dtype=float), k.shape).copy() if k.size else np.asarray(n, dtype=float)
+    if k.size == 0:
+        raise ValueError("fit_beta needs at least one prompt's counts")
+    if not (np.all(np.isfinite(k)) and np.all(np.isfinite(n))):
+        raise ValueError("fit_beta: counts must be finite")
+    if np.any(n < 1) or np.any(n != np.round(n)) or np.any(k != np.round(k)):
+        raise ValueError("fit_beta: n must be positive integers and k integers")
+    if np.any((k < 0) | (k > n)):
+        raise ValueError("fit_beta: every k must lie in [0, n]")
+    lo, hi = np.log(BETA_FIT_BOUNDS[0]), np.log(BETA_FIT_BOUNDS[1])
+
+    def nll(theta: np.ndarray) -> float:
+        a, b = np.exp(theta)
+        return -float(np.sum(stats.betabinom.logpmf(k, n, a, b)))
+
+    # start from the method of moments on the observed rates (clipped into the bounds)
+    rate = k / n
+    m = float(np.clip(rate.mean(), 1e-3, 1 - 1e-3))
+    v = float(rate.var())
+    total = m * (1 - m) / v - 1 if v > 0 else BETA_FIT_BOUNDS[1]
+    total = float(np.clip(total, 2 * BETA_FIT_BOUNDS[0], BETA_FIT_BOUNDS[1]))
+    starts = [np.clip(np.log([m * total, (1 - m) * total]), lo, hi), np.log([m * 2, (1 - m) * 2])]
+    best = None
+    for x0 in starts:
+        res = optimize.minimize(nll, x0, method="L-BFGS-B", bounds=[(lo, hi), (lo, hi)])
+        if best is None or res.fun < best.fun:
+            best = res
+    a, b = np.exp(best.x)
+    return Beta(float(a), float(b))
+
+
 @dataclass(frozen=True)
 class PointMass(DifficultyDistribution):
     """Every prompt has the same pass rate p."""
