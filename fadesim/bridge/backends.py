@@ -1,12 +1,20 @@
-"""Rollout backends behind one interface: generate(prompts, n=G) -> Rollouts.
+"""Rollout backends behind one interface: ``generate(prompts, n=G, seed=...) -> Rollouts``.
 
-``HFBackend`` samples with transformers' ``generate`` (CPU or GPU); ``VLLMBackend`` uses vLLM's offline
-``LLM.generate`` with ``SamplingParams(n=G, logprobs=...)`` (GPU only, imported lazily). Rollouts are grouped
-consecutively: rollout g * n + j is the j-th sample of prompt g.
+A ``Rollouts`` holds, for each of the B * G rollouts, the completion text, the token ids (prompt then
+response) and the sampler's per-token log-probs. Rollouts are grouped consecutively: rollout g * G + j is the
+j-th sample of prompt g. Prompts of different token lengths are left-padded (``prompt_mask`` marks the real
+prompt tokens; ``attention_mask`` and ``position_ids`` give the forward pass that matches generation);
+responses are right-padded and ``response_mask`` covers each response up to and including its first eos.
+
+``HFBackend`` samples with transformers' ``generate`` (CPU or GPU). ``VLLMBackend`` uses vLLM's offline
+``LLM.generate`` with ``SamplingParams(n=G, logprobs=0)`` on token-id prompts (GPU only, imported lazily), and
+``sync_weights(model)`` copies the training model's weights into the engine (the trainer calls it before
+every generation).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -17,14 +25,30 @@ import torch
 class Rollouts:
     prompts: list[str]  # (B,)
     completions: list[str]  # (B * G,)
-    sequences: torch.Tensor  # (B * G, P + T) prompt then response token ids
-    response_mask: torch.Tensor  # (B * G, T) bool: response tokens up to and including eos
-    prompt_length: int  # P
+    sequences: torch.Tensor  # (B * G, P + T) left-padded prompt, then the right-padded response token ids
+    response_mask: torch.Tensor  # (B * G, T) bool: response tokens up to and including the first eos
+    prompt_length: int  # P (the padded prompt width)
     group_size: int  # G
+    prompt_mask: torch.Tensor | None = None  # (B * G, P) bool, False on left padding; None: no padding
+    sampler_logprobs: torch.Tensor | None = None  # (B * G, T) log-prob of each response token under the sampler
 
     @property
     def response_ids(self) -> torch.Tensor:
         return self.sequences[:, self.prompt_length:]
+
+    @property
+    def attention_mask(self) -> torch.Tensor:
+        """(N, P + T): 0 on prompt padding, 1 elsewhere (positions after eos are never read: causal)."""
+        N, L = self.sequences.shape
+        mask = torch.ones((N, L), dtype=torch.long)
+        if self.prompt_mask is not None:
+            mask[:, :self.prompt_length] = self.prompt_mask.long()
+        return mask
+
+    @property
+    def position_ids(self) -> torch.Tensor:
+        """(N, P + T): 0 at the first real prompt token (as transformers' generate does with left padding)."""
+        return (self.attention_mask.cumsum(dim=1) - 1).clamp(min=0)
 
     def validate(self) -> None:
         n = len(self.completions)
@@ -36,74 +60,153 @@ class Rollouts:
             raise ValueError(f"{n} rollouts for {len(self.prompts)} prompts x G = {self.group_size}")
         if self.sequences.shape[0] != n or self.response_mask.shape[0] != n:
             raise ValueError("sequences / response_mask do not have one row per rollout")
+        T = self.sequences.shape[1] - self.prompt_length
+        if self.response_mask.shape[1] != T:
+            raise ValueError(f"response_mask has {self.response_mask.shape[1]} columns; the sequences hold T = {T} "
+                             "response tokens")
+        if self.prompt_mask is not None and tuple(self.prompt_mask.shape) != (n, self.prompt_length):
+            raise ValueError(f"prompt_mask has shape {tuple(self.prompt_mask.shape)}; expected ({n}, "
+                             f"{self.prompt_length})")
+        if self.sampler_logprobs is not None and self.sampler_logprobs.shape != self.response_mask.shape:
+            raise ValueError(f"sampler_logprobs has shape {tuple(self.sampler_logprobs.shape)}; expected "
+                             f"{tuple(self.response_mask.shape)}")
         empty = (~self.response_mask.bool()).all(dim=1).nonzero().flatten().tolist()
         if empty:
             raise ValueError(f"rollouts {empty[:8]} have empty completions (no response tokens)")
 
 
-class HFBackend:
-    """Sampling with a transformers causal LM's ``generate`` (temperature 1, no top-k/top-p truncation)."""
+def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
+                  responses: Sequence[Sequence[int]], logprobs: Sequence[Sequence[float]] | None,
+                  tokenizer: Any, group_size: int) -> Rollouts:
+    """Rollouts from per-rollout token lists: ``prompt_ids[i]`` (one per prompt), ``responses[i * G + j]``
+    and the sampler's log-prob of each of its tokens. Each response is cut after its first eos; prompts are
+    left-padded and responses right-padded with the tokenizer's pad id."""
+    G, eos, pad = int(group_size), tokenizer.eos_token_id, tokenizer.pad_token_id
+    if len(responses) != len(prompt_ids) * G:
+        raise ValueError(f"{len(responses)} responses for {len(prompt_ids)} prompts x G = {G}")
+    cut, cut_lp = [], []
+    for i, resp in enumerate(responses):
+        resp = list(resp)
+        n = resp.index(eos) + 1 if eos in resp else len(resp)
+        cut.append(resp[:n])
+        if logprobs is not None:
+            if len(logprobs[i]) < n:
+                raise ValueError(f"rollout {i}: {len(logprobs[i])} log-probs for {n} response tokens")
+            cut_lp.append([float(v) for v in logprobs[i][:n]])
+    P = max(len(p) for p in prompt_ids)
+    T = max(1, max(len(r) for r in cut))
+    N = len(cut)
+    seqs = torch.full((N, P + T), pad, dtype=torch.long)
+    prompt_mask = torch.zeros((N, P), dtype=torch.bool)
+    response_mask = torch.zeros((N, T), dtype=torch.bool)
+    lp = torch.zeros((N, T), dtype=torch.float32) if logprobs is not None else None
+    for i, resp in enumerate(cut):
+        p = list(prompt_ids[i // G])
+        seqs[i, P - len(p):P] = torch.tensor(p, dtype=torch.long)
+        prompt_mask[i, P - len(p):] = True
+        if resp:
+            seqs[i, P:P + len(resp)] = torch.tensor(resp, dtype=torch.long)
+            response_mask[i, :len(resp)] = True
+            if lp is not None:
+                lp[i, :len(resp)] = torch.tensor(cut_lp[i])
+    completions = [tokenizer.decode(r) for r in cut]
+    padded = bool((~prompt_mask).any())
+    return Rollouts(prompts=list(prompts), completions=completions, sequences=seqs, response_mask=response_mask,
+                    prompt_length=P, group_size=G, prompt_mask=prompt_mask if padded else None, sampler_logprobs=lp)
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4) -> None:
-        self.model, self.tokenizer, self.max_new_tokens = model, tokenizer, int(max_new_tokens)
+
+class HFBackend:
+    """Sampling with a transformers causal LM's ``generate`` (temperature 1, no top-k/top-p truncation).
+
+    ``min_new_tokens=1`` (default) forbids an immediate eos; the sampler then draws the first token from the
+    model's distribution renormalised without eos, and ``sampler_logprobs`` record exactly that (the
+    processed scores), so the trainer's logged sampler/trainer log-prob gap shows this off-policy step. With
+    ``min_new_tokens=0`` the sampler is the model itself and the two agree to float precision."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4, min_new_tokens: int = 1) -> None:
+        if max_new_tokens < 1 or not 0 <= min_new_tokens <= max_new_tokens:
+            raise ValueError(f"need 0 <= min_new_tokens <= max_new_tokens and max_new_tokens >= 1; got "
+                             f"{min_new_tokens}, {max_new_tokens}")
+        self.model, self.tokenizer = model, tokenizer
+        self.max_new_tokens, self.min_new_tokens = int(max_new_tokens), int(min_new_tokens)
 
     @torch.no_grad()
     def generate(self, prompts: Sequence[str], n: int, *, seed: int) -> Rollouts:
         ids = [self.tokenizer.encode(p) for p in prompts]
-        lengths = {len(x) for x in ids}
-        if len(lengths) != 1:
-            raise ValueError("HFBackend needs prompts of equal token length (no padding in this minimal backend)")
+        if not ids or any(len(x) == 0 for x in ids):
+            raise ValueError("HFBackend needs at least one prompt, each encoding to at least one token")
+        P = max(len(x) for x in ids)
+        pad = self.tokenizer.pad_token_id
         device = next(self.model.parameters()).device
-        inputs = torch.tensor(ids, device=device)
+        inputs = torch.tensor([[pad] * (P - len(x)) + list(x) for x in ids], device=device)
+        attention = torch.tensor([[0] * (P - len(x)) + [1] * len(x) for x in ids], device=device)
         torch.manual_seed(seed)  # the only randomness: generate's sampling
-        out = self.model.generate(inputs, attention_mask=torch.ones_like(inputs), do_sample=True, top_k=0,
-                                  top_p=1.0, temperature=1.0, num_return_sequences=n,
-                                  max_new_tokens=self.max_new_tokens, min_new_tokens=1,
-                                  pad_token_id=self.tokenizer.pad_token_id, eos_token_id=self.tokenizer.eos_token_id)
-        P = inputs.shape[1]
-        response = out[:, P:]
-        T = response.shape[1]
-        is_eos = response == self.tokenizer.eos_token_id
-        first_eos = torch.where(is_eos.any(1), is_eos.float().argmax(1), torch.full_like(is_eos[:, 0], T, dtype=torch.long))
-        mask = torch.arange(T, device=device)[None, :] <= first_eos[:, None]
-        completions = [self.tokenizer.decode(row.tolist()) for row in response]
-        return Rollouts(prompts=list(prompts), completions=completions, sequences=out.cpu(),
-                        response_mask=mask.cpu(), prompt_length=P, group_size=n)
+        out = self.model.generate(inputs, attention_mask=attention, do_sample=True, top_k=0, top_p=1.0,
+                                  temperature=1.0, num_return_sequences=n, max_new_tokens=self.max_new_tokens,
+                                  min_new_tokens=self.min_new_tokens, pad_token_id=pad,
+                                  eos_token_id=self.tokenizer.eos_token_id, return_dict_in_generate=True,
+                                  output_scores=True)
+        response = out.sequences[:, P:]
+        scores = torch.stack(out.scores, dim=1).float()  # (N, T, V) processed logits the tokens were drawn from
+        logp = torch.log_softmax(scores, dim=-1).gather(-1, response[..., None])[..., 0]
+        return pack_rollouts(prompts, ids, response.cpu().tolist(), logp.cpu().tolist(), self.tokenizer, n)
 
 
-class VLLMBackend:  # pragma: no cover - needs a GPU and vLLM
-    """vLLM offline generation (GPU). Weights are synced from the training model before each generate."""
+def _extract(outputs: Any) -> tuple[list[list[int]], list[list[int]], list[list[float]]]:
+    """Prompt ids, response ids and sampled-token log-probs from vLLM ``RequestOutput``s (``logprobs=0``:
+    each position's dict holds the sampled token's ``Logprob``)."""
+    prompt_ids, responses, logprobs = [], [], []
+    for req in outputs:
+        prompt_ids.append(list(req.prompt_token_ids))
+        for comp in req.outputs:
+            tokens = list(comp.token_ids)
+            if comp.logprobs is None or len(comp.logprobs) != len(tokens):
+                raise RuntimeError("vLLM returned no per-token log-probs; VLLMBackend samples with logprobs=0")
+            responses.append(tokens)
+            logprobs.append([float(pos[tok].logprob) for tok, pos in zip(tokens, comp.logprobs)])
+    return prompt_ids, responses, logprobs
 
-    def __init__(self, model_path: str, tokenizer: Any, *, max_new_tokens: int = 64, **llm_kwargs: Any) -> None:
+
+class VLLMBackend:
+    """vLLM offline generation in this process (GPU), with weight sync from the training model.
+
+    The engine runs in-process (``distributed_executor_backend="external_launcher"``, one rank, as TRL's
+    colocate mode does), so ``sync_weights`` can hand the training model's parameters to the engine's
+    ``load_weights`` and reset the prefix cache. Prompts are sent as token ids from the bridge's tokenizer
+    and completions decoded with it, so trainer and sampler see the same tokens. Sampling: temperature 1, no
+    top-k/top-p, ``logprobs=0`` (the sampled token's log-prob, ``logprobs_mode="processed_logprobs"``), a
+    per-call seed."""
+
+    def __init__(self, model_path: str, tokenizer: Any, *, max_new_tokens: int = 64, seed: int = 0,
+                 **llm_kwargs: Any) -> None:
         try:
             import vllm
         except ImportError as err:
-            raise ImportError("VLLMBackend needs vLLM (pip install vllm) on a machine with a GPU") from err
+            raise ImportError("VLLMBackend needs vLLM (pip install vllm) on a machine with a CUDA GPU; use "
+                              "HFBackend on CPU") from err
         if not torch.cuda.is_available():
             raise RuntimeError("VLLMBackend needs a CUDA GPU; use HFBackend on CPU")
+        for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                           ("MASTER_PORT", "29517")):
+            os.environ.setdefault(key, value)  # the in-process (external_launcher) engine is rank 0 of 1
+        kwargs = {"distributed_executor_backend": "external_launcher", "seed": seed,
+                  "logprobs_mode": "processed_logprobs", **llm_kwargs}
         self._vllm = vllm
-        self.llm = vllm.LLM(model=model_path, **llm_kwargs)
+        self.llm = vllm.LLM(model=model_path, **kwargs)
         self.tokenizer, self.max_new_tokens = tokenizer, int(max_new_tokens)
 
     def sync_weights(self, model: torch.nn.Module) -> None:
-        """Copy the training model's weights into the vLLM engine (in-process engines)."""
-        engine = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
-        engine.load_weights(model.state_dict().items())
+        """Copy the training model's current weights into the engine (names as in the HF checkpoint)."""
+        engine_model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
+        engine_model.load_weights((name, p.detach()) for name, p in model.named_parameters())
+        self.llm.reset_prefix_cache()
 
     def generate(self, prompts: Sequence[str], n: int, *, seed: int) -> Rollouts:
-        params = self._vllm.SamplingParams(n=n, temperature=1.0, max_tokens=self.max_new_tokens, logprobs=0, seed=seed)
-        outputs = self.llm.generate(list(prompts), params)
         ids = [self.tokenizer.encode(p) for p in prompts]
-        P = len(ids[0])
-        rows, completions = [], []
-        for prompt_ids, out in zip(ids, outputs):
-            for comp in out.outputs:
-                rows.append(prompt_ids + list(comp.token_ids))
-                completions.append(comp.text)
-        T = max(len(r) for r in rows) - P
-        seqs = torch.full((len(rows), P + T), self.tokenizer.pad_token_id)
-        mask = torch.zeros((len(rows), T), dtype=torch.bool)
-        for i, r in enumerate(rows):
-            seqs[i, :len(r)] = torch.tensor(r)
-            mask[i, :len(r) - P] = True
-        return Rollouts(list(prompts), completions, seqs, mask, P, n)
+        params = self._vllm.SamplingParams(n=n, temperature=1.0, top_p=1.0, max_tokens=self.max_new_tokens,
+                                           logprobs=0, seed=seed, stop_token_ids=[self.tokenizer.eos_token_id])
+        outputs = self.llm.generate([{"prompt_token_ids": x} for x in ids], sampling_params=params, use_tqdm=False)
+        prompt_ids, responses, logprobs = _extract(outputs)
+        if prompt_ids != [list(x) for x in ids]:
+            raise RuntimeError("vLLM's outputs are not in prompt order")
+        return pack_rollouts(prompts, ids, responses, logprobs, self.tokenizer, n)

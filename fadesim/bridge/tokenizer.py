@@ -1,8 +1,10 @@
-"""A character-level tokenizer built locally from an alphabet (no downloads)."""
+"""Tokenizers for the bridge: a character-level one built locally from an alphabet (no downloads), and an
+adapter giving a transformers tokenizer the same interface."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 
@@ -54,3 +56,33 @@ class CharTokenizer:
             if i >= 3:
                 out.append(self.vocab[i])
         return "".join(out)
+
+
+class HFTokenizer:
+    """The bridge's tokenizer interface (``encode``, ``decode``, ``pad_token_id``, ``eos_token_id``,
+    ``vocab_size``) over a transformers tokenizer, e.g. ``AutoTokenizer.from_pretrained(path,
+    local_files_only=True)``. ``decode`` stops at the first eos and drops special tokens; a tokenizer without
+    a pad token pads with eos (pads are masked, never trained on)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no eos token: completions could never end")
+        self.tokenizer = tokenizer
+        self.eos_token_id = int(tokenizer.eos_token_id)
+        self.pad_token_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.eos_token_id)
+        self.vocab_size = len(tokenizer)
+
+    @classmethod
+    def from_pretrained(cls, path: str) -> "HFTokenizer":
+        from transformers import AutoTokenizer
+
+        return cls(AutoTokenizer.from_pretrained(path, local_files_only=True))
+
+    def encode(self, text: str, *, bos: bool = True) -> list[int]:
+        return list(self.tokenizer(text, add_special_tokens=bos)["input_ids"])
+
+    def decode(self, ids: list[int]) -> str:
+        ids = list(ids)
+        if self.eos_token_id in ids:
+            ids = ids[:ids.index(self.eos_token_id)]
+        return self.tokenizer.decode(ids, skip_special_tokens=True)

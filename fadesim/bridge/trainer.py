@@ -9,6 +9,7 @@ touched, so a bad batch leaves the model and optimizer state unchanged.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from math import comb
 from typing import Any, Mapping
@@ -49,7 +50,11 @@ class BridgeConfig:
 
 def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
     """Per response token: log pi(token) and the entropy of the full next-token distribution, (N, T) each."""
-    logits = model(ro.sequences.to(next(model.parameters()).device)).logits.float()
+    device = next(model.parameters()).device
+    kwargs = {}
+    if ro.prompt_mask is not None:  # left-padded prompts: the same mask and positions as at generation
+        kwargs = {"attention_mask": ro.attention_mask.to(device), "position_ids": ro.position_ids.to(device)}
+    logits = model(ro.sequences.to(device), **kwargs).logits.float()
     P, T = ro.prompt_length, ro.response_mask.shape[1]
     step_logits = logits[:, P - 1:P - 1 + T]
     logp_all = torch.log_softmax(step_logits, dim=-1)
@@ -93,10 +98,20 @@ class BridgeTrainer:
         return self.advantage_fn(rewards, **kw)
 
     def step(self) -> dict[str, float]:
+        """One on-policy step: sync the sampler's weights (backends that hold their own copy, e.g. vLLM),
+        generate G rollouts for each of ``prompts_per_step`` fresh problems, train on them. The row carries
+        wall-clock timings (``time_sync``, ``time_generate``, ``time_train``, seconds)."""
+        t0 = time.perf_counter()
+        if hasattr(self.backend, "sync_weights"):
+            self.backend.sync_weights(self.model)
+        t1 = time.perf_counter()
         problems = self.task.sample(self.rng, self.cfg.prompts_per_step)
         ro = self.backend.generate([p.prompt for p in problems], n=self.cfg.G, seed=self.cfg.seed * 100003 + self.step_count)
+        t2 = time.perf_counter()
         answers = [p.answer for p in problems for _ in range(self.cfg.G)]
-        return self.train_on(ro, answers)
+        row = self.train_on(ro, answers)
+        row.update(time_sync=t1 - t0, time_generate=t2 - t1, time_train=time.perf_counter() - t2)
+        return row
 
     def train_on(self, ro: Rollouts, answers: list[str]) -> dict[str, float]:
         ro.validate()
@@ -138,6 +153,11 @@ class BridgeTrainer:
                "grad_norm": grad_norm, "loss": float(loss.detach()),
                "weight_norm": float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in self.model.parameters()))),
                "entropy_signal": self.entropy_ema, "initial_entropy": self.initial_entropy}
+        if ro.sampler_logprobs is not None:
+            # how far the sampler's log-probs are from the trainer's for the same tokens (0 when on-policy;
+            # vLLM's kernels / precision, or a renormalised first token, make it positive)
+            gap = (ro.sampler_logprobs.to(logp_old.device) - logp_old).abs()
+            row["sampler_logprob_gap"] = float((gap * mask).sum() / mask.sum())
         for k in self.cfg.pass_k:
             if k <= G:
                 row[f"pass@{k}"] = unbiased_pass_at_k(correct, k)
