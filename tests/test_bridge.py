@@ -12,7 +12,7 @@ import fadesim  # noqa: E402
 from fadesim.bridge.backends import HFBackend, Rollouts  # noqa: E402
 from fadesim.bridge.rewards import exact_match, score  # noqa: E402
 from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
-from fadesim.bridge.tokenizer import CharTokenizer  # noqa: E402
+from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer, token_logprobs_and_entropy, unbiased_pass_at_k  # noqa: E402
 
 
@@ -118,6 +118,119 @@ def test_bad_input_gives_clear_errors_and_leaves_the_state_untouched():
     tr.train_on(good, ["a"] * 16)  # the trainer still works afterwards
     assert tr.step_count == 1
 
+
+def test_hf_backend_left_pads_prompts_and_its_logprobs_are_the_trainers():
+    task = ArithmeticTask(max_operand=99)  # prompts of 4 to 6 characters: left padding is needed
+    tok = CharTokenizer(task.alphabet)
+    model = tiny_model(tok.vocab_size).eval()
+    problems = task.sample(np.random.default_rng(0), 6)
+    assert len({len(p.prompt) for p in problems}) > 1
+    ro = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=0).generate([p.prompt for p in problems], 3, seed=1)
+    ro.validate()
+    assert ro.prompt_mask is not None and ro.prompt_mask.sum(1).tolist() == [len(p.prompt) + 1 for p in problems
+                                                                              for _ in range(3)]
+    assert ro.completions == [tok.decode(r.tolist()) for r in ro.response_ids]
+    with torch.no_grad():
+        logp, _ = token_logprobs_and_entropy(model, ro)
+    gap = (logp - ro.sampler_logprobs).abs()[ro.response_mask]
+    assert gap.max() < 1e-5  # the trainer scores exactly what the sampler drew from
+    unpadded = copy.copy(ro)
+    unpadded.prompt_mask = None  # forgetting the padding shifts positions: the check above can fail
+    with torch.no_grad():
+        wrong, _ = token_logprobs_and_entropy(model, unpadded)
+    assert (wrong - ro.sampler_logprobs).abs()[ro.response_mask].max() > 1e-2
+    # min_new_tokens=1 renormalises the first token without eos: a real, logged off-policy gap
+    ro1 = HFBackend(model, tok, max_new_tokens=4).generate([p.prompt for p in problems], 3, seed=1)
+    with torch.no_grad():
+        logp1, _ = token_logprobs_and_entropy(model, ro1)
+    gap1 = (logp1 - ro1.sampler_logprobs).abs() * ro1.response_mask
+    assert gap1[:, 0].min() > 0 and gap1[:, 1:].max() < 1e-5
+
+
+def test_training_on_padded_arithmetic_rollouts_logs_the_sampler_gap():
+    task = ArithmeticTask(max_operand=99)
+    tok = CharTokenizer(task.alphabet)
+    model = tiny_model(tok.vocab_size)
+    tr = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=3, min_new_tokens=0), task,
+                       config=BridgeConfig(G=4, prompts_per_step=4, lr=1e-2))
+    rows = [tr.step() for _ in range(2)]
+    assert all(r["sampler_logprob_gap"] < 1e-5 for r in rows)
+    assert all(r[f"time_{k}"] >= 0 for r in rows for k in ("sync", "generate", "train"))
+
+
+@pytest.fixture
+def saved_tiny_model(tmp_path):
+    """A tiny random GPT-2 and its tokenizer saved as a local HF model directory (as a real checkpoint)."""
+    tok = CharTokenizer(ArithmeticTask().alphabet)
+    path = tmp_path / "tiny-gpt2"
+    tiny_model(tok.vocab_size).save_pretrained(path)
+    tok.to_hf().save_pretrained(path)
+    return path, tok
+
+
+def test_hf_tokenizer_adapter_matches_the_char_tokenizer(saved_tiny_model):
+    path, tok = saved_tiny_model
+    hf = HFTokenizer.from_pretrained(str(path))
+    assert hf.encode("3+4=") == tok.encode("3+4=") and hf.encode("12", bos=False) == tok.encode("12", bos=False)
+    assert hf.decode(tok.encode("12", bos=False) + [tok.eos_token_id, 5, 6]) == "12"
+    assert (hf.pad_token_id, hf.eos_token_id, hf.vocab_size) == (tok.pad_token_id, tok.eos_token_id, tok.vocab_size)
+
+
+def test_vllm_backend_logic_against_a_stub_of_vllm(saved_tiny_model, monkeypatch):
+    """STUB test (vLLM needs a GPU): the backend's prompt/output conversion, log-prob extraction and weight
+    sync against tests/vllm_stub.py, which mirrors vLLM's API and samples exactly from the saved model."""
+    from tests import vllm_stub
+
+    vllm_stub.install(monkeypatch)
+    from fadesim.bridge.backends import VLLMBackend
+
+    path, tok = saved_tiny_model
+    task = ArithmeticTask(max_operand=99)
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    backend = VLLMBackend(str(path), tok, max_new_tokens=3, max_model_len=16)
+    engine = vllm_stub.LLM.instances[-1]
+    assert engine.kwargs["distributed_executor_backend"] == "external_launcher"
+    assert engine.kwargs["max_model_len"] == 16
+    tr = BridgeTrainer(model, backend, task, config=BridgeConfig(G=4, prompts_per_step=4, lr=3e-2,
+                                                                 keep_rollouts=True))
+    rows = [tr.step() for _ in range(3)]
+    # the sampler scores its tokens as the trainer does: true only if every step's sync reached the engine
+    assert all(r["sampler_logprob_gap"] < 1e-5 for r in rows), [r["sampler_logprob_gap"] for r in rows]
+    assert engine.prefix_cache_resets == 3 and len(engine.runner.loaded) == 3
+    ro = tr.rollouts[-1]["rollouts"]
+    ro.validate()
+    assert ro.prompt_mask is not None  # prompts of different lengths were packed with left padding
+    n_prompt = ro.prompt_mask.sum(1).tolist()
+    assert n_prompt == [len(tok.encode(p)) for p in ro.prompts for _ in range(4)]
+    backend.sync_weights(model)  # the engine now holds the weights after the last training step
+    stale = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.05)  # a training update the engine has not seen
+    ro_stale = backend.generate(ro.prompts, 4, seed=5)
+    with torch.no_grad():
+        logp_new, _ = token_logprobs_and_entropy(model, ro_stale)
+        logp_old, _ = token_logprobs_and_entropy(stale, ro_stale)
+    m = ro_stale.response_mask
+    assert (logp_old - ro_stale.sampler_logprobs).abs()[m].max() < 1e-5
+    assert (logp_new - ro_stale.sampler_logprobs).abs()[m].max() > 1e-3  # without sync, the gap shows
+
+
+def test_vllm_backend_errors_name_the_missing_piece(saved_tiny_model, monkeypatch):
+    import sys
+
+    from fadesim.bridge.backends import VLLMBackend
+
+    path, tok = saved_tiny_model
+    monkeypatch.setitem(sys.modules, "vllm", None)  # as on this CPU machine: vLLM not installed
+    with pytest.raises(ImportError, match="VLLMBackend needs vLLM"):
+        VLLMBackend(str(path), tok)
+    from tests import vllm_stub
+
+    vllm_stub.install(monkeypatch)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        VLLMBackend(str(path), tok)
 
 def test_tokenizer_and_tasks():
     tok = CharTokenizer("0123456789+=")
