@@ -1,36 +1,42 @@
-"""LLM bridge: run fadesim advantages in a real (tiny) LLM RL loop and check the simulator's predictions.
+"""LLM bridge: run fadesim advantages in a real LLM RL loop and check the simulator's predictions.
 
 1. Measure the model's per-prompt pass rates at step 0 (many samples per prompt).
-2. Fit the simulator: a bandit with one answer per vocabulary token, one of them correct, initial pass
-   rates = the measured ones (Empirical difficulty distribution).
+2. Fit the simulator to them: --quick, a bandit with one answer per vocabulary token whose initial
+   distributions are the measured ones; --model, a Beta difficulty distribution fitted by beta-binomial
+   maximum likelihood (fadesim.tasks.fit_beta), which also gives the exact expected masses M+ and M-.
 3. Train the LLM and simulate the bandit with the same advantages, G, steps and optimizer family.
 4. Print predicted vs measured entropy drift (sign and size) and mass profile per advantage.
 
-    python experiments/llm_bridge.py                      # --quick: tiny random GPT-2 on CPU, copy task
-    python experiments/llm_bridge.py --model PATH --backend vllm   # a real model on a GPU (not run by CI)
+    python experiments/llm_bridge.py                        # --quick: tiny random GPT-2 on CPU, copy task
+    python experiments/llm_bridge.py --model DIR            # a local HF model, transformers sampling (CPU/GPU)
+    python experiments/llm_bridge.py --model DIR --backend vllm   # vLLM rollouts on a GPU (scripts/gpu_smoke.sh)
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
+from tqdm.auto import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.bridge.backends import HFBackend  # noqa: E402
-from fadesim.bridge.tasks import CopyTask  # noqa: E402
-from fadesim.bridge.tokenizer import CharTokenizer  # noqa: E402
+import fadesim  # noqa: E402
+from fadesim.bridge.backends import HFBackend, VLLMBackend  # noqa: E402
+from fadesim.bridge.rewards import exact_match, math_verify_reward, score  # noqa: E402
+from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
+from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer  # noqa: E402
 from fadesim.experiment import verdict  # noqa: E402
 from fadesim.plots import over_time_figure  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.tasks import Bandit  # noqa: E402
+from fadesim.tasks import Bandit, fit_beta, make_bandit  # noqa: E402
 
 ADVANTAGES = [("grpo", {}), ("w_reinforce", {"lam": 0.1}), ("psr", {})]
 
@@ -70,10 +76,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--G", type=int, default=8)
     ap.add_argument("--figures", default=str(ROOT / "paper_figures"))
+    model_args = ap.add_argument_group("--model runs")
+    model_args.add_argument("--max-operand", type=int, default=99, help="arithmetic task: a + b, a, b <= this")
+    model_args.add_argument("--max-new-tokens", type=int, default=16)
+    model_args.add_argument("--prompts-per-step", type=int, default=16)
+    model_args.add_argument("--lr", type=float, default=1e-6)
+    model_args.add_argument("--measure-prompts", type=int, default=64, help="step-0 pass rates: prompts")
+    model_args.add_argument("--measure-samples", type=int, default=16, help="step-0 pass rates: samples each")
+    model_args.add_argument("--reward", default="auto", choices=["auto", "math", "exact"],
+                            help="math: math-verify; exact: exact match; auto: math-verify if installed")
+    model_args.add_argument("--gpu-memory-utilization", type=float, default=0.35, help="vLLM's share of the GPU")
     args = ap.parse_args(argv)
-    if args.model or args.backend == "vllm":
-        raise SystemExit("llm_bridge: --model/--backend vllm need a GPU machine with vLLM and a local model; "
-                         "see scripts/gpu_smoke.sh. This CPU run uses the tiny random model.")
+    if args.backend == "vllm" and not args.model:
+        raise SystemExit("llm_bridge: --backend vllm needs --model DIR (a local HF model directory)")
+    if args.model:
+        return run_model(args)
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
     rows, summary = [], []
@@ -87,20 +104,38 @@ def main(argv: list[str] | None = None) -> int:
             cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, prompts_per_step=16, lr=1e-2,
                                seed=seed)
             trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
-            measured = pd.DataFrame([trainer.step() for _ in range(args.steps)])
+            measured = pd.DataFrame([trainer.step() for _ in tqdm(range(args.steps), leave=False,
+                                                                  desc=f"{name} seed {seed}")])
             sim = simulate(bandit, SimConfig(advantage=name, advantage_params=params, G=args.G, steps=args.steps,
                                              log_every=1, optimizer="adam", lr=0.05), seeds=[seed]).to_frame()
-            label = name + "".join(f"({k}={v})" for k, v in params.items())
-            for source, frame in (("LLM", measured), ("simulation", sim[sim.step > 0])):
-                rows.append(frame[["step", "entropy", "reward_mean", "positive_mass", "negative_mass"]]
-                            .assign(source=source, advantage=label, seed=seed))
-            h_sim = sim.entropy.values
-            summary.append({"advantage": label, "seed": seed, "measured p0": float(p0.mean()),
-                            "entropy drift LLM": measured.entropy.iloc[-1] - measured.entropy.iloc[0],
-                            "entropy drift sim": h_sim[-1] - h_sim[0],
-                            "M+ LLM": measured.positive_mass.mean(), "M+ sim": sim.positive_mass.mean(),
-                            "M- LLM": measured.negative_mass.mean(), "M- sim": sim.negative_mass.mean()})
-    table = pd.DataFrame(summary)
+            curves, row = compare_runs(measured, sim, label_of(name, params), seed)
+            rows.extend(curves)
+            summary.append({**row, "measured p0": float(p0.mean())})
+    report(pd.DataFrame(summary), rows, title="LLM bridge: measured vs simulated entropy (tiny GPT-2, copy task)",
+           path=Path(args.figures) / "llm_bridge_entropy_quick.png")
+    return 0
+
+
+def label_of(name: str, params: dict) -> str:
+    return name + "".join(f"({k}={v})" for k, v in params.items())
+
+
+def compare_runs(measured: pd.DataFrame, sim: pd.DataFrame, label: str, seed: int) -> tuple[list, dict]:
+    """Curves (LLM and simulation, tidy) and one summary row for an advantage and seed."""
+    curves = [frame[["step", "entropy", "reward_mean", "positive_mass", "negative_mass"]]
+              .assign(source=source, advantage=label, seed=seed)
+              for source, frame in (("LLM", measured), ("simulation", sim[sim.step > 0]))]
+    h_sim = sim.entropy.values
+    row = {"advantage": label, "seed": seed,
+           "entropy drift LLM": measured.entropy.iloc[-1] - measured.entropy.iloc[0],
+           "entropy drift sim": h_sim[-1] - h_sim[0],
+           "M+ LLM": measured.positive_mass.mean(), "M+ sim": sim.positive_mass.mean(),
+           "M- LLM": measured.negative_mass.mean(), "M- sim": sim.negative_mass.mean()}
+    return curves, row
+
+
+def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
+    """Print the summary and the entropy-drift verdicts; write the measured-vs-simulated entropy figure."""
     print(table.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
     agree = np.sign(table["entropy drift LLM"]) == np.sign(table["entropy drift sim"])
     by_adv = table.groupby("advantage")[["entropy drift LLM", "entropy drift sim"]].mean()
@@ -112,13 +147,129 @@ def main(argv: list[str] | None = None) -> int:
           f"(LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
     curves = pd.concat(rows, ignore_index=True)
     curves["line"] = (curves.source == "LLM").astype(float)
-    path = over_time_figure(curves, metric="entropy", label="token entropy (nats)", line="line",
-                            line_label="LLM (1) vs simulation (0)", facet="advantage",
-                            title="LLM bridge: measured vs simulated entropy (tiny GPT-2, copy task)",
-                            path=Path(args.figures) / "llm_bridge_entropy_quick.png")
-    print(f"figure: {path}")
-    return 0
+    out = over_time_figure(curves, metric="entropy", label="entropy (nats; LLM: per token)", line="line",
+                           line_label="LLM (1) vs simulation (0)", facet="advantage", title=title, path=path)
+    print(f"figure: {out}")
+    return out
 
+
+# --------------------------------------------------------------------------------------------------------------
+# --model DIR: a real (local) model on the arithmetic task
+
+
+def choose_reward(name: str):
+    if name == "exact":
+        return exact_match, "exact match"
+    try:
+        import math_verify  # noqa: F401
+    except ImportError:
+        if name == "math":
+            raise SystemExit("llm_bridge: --reward math needs math-verify (pip install 'fadesim[bridge]')")
+        return exact_match, "exact match (math-verify is not installed)"
+    return math_verify_reward, "math-verify"
+
+
+def load_model(path: str, device: str):
+    from transformers import AutoModelForCausalLM
+
+    # float32 master weights even on a GPU: bf16 weights would round away updates of lr ~ 1e-6 (vLLM keeps
+    # its own bf16 copy; load_weights casts)
+    return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device)
+
+
+def measure_counts(backend, model, task, reward_fn, *, prompts: int, samples: int, seed: int,
+                   chunk: int = 8) -> np.ndarray:
+    """(prompts, samples) 0/1 rewards of the step-0 model on fixed arithmetic problems."""
+    if hasattr(backend, "sync_weights"):
+        backend.sync_weights(model)
+    problems = task.sample(np.random.default_rng(10_000 + seed), prompts)
+    out = []
+    for i in tqdm(range(0, prompts, chunk), desc="step-0 pass rates", leave=False):
+        part = problems[i:i + chunk]
+        ro = backend.generate([p.prompt for p in part], n=samples, seed=seed * 7919 + i)
+        ro.validate()
+        answers = [p.answer for p in part for _ in range(samples)]
+        out.append(np.array(score(ro.completions, answers, reward_fn)).reshape(len(part), samples))
+    return (np.concatenate(out) > 0.5).astype(float)
+
+
+def realised_masses(name: str, params: dict, correct: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-group M+ and M- of the advantage on the step-0 samples cut into groups of G."""
+    groups = correct.reshape(-1, G)
+    A = fadesim.get(name, **params)(groups)
+    pos = np.where(A > 0, A, 0.0).sum(axis=1)
+    neg = np.where(A < 0, -A, 0.0).sum(axis=1)
+    return pos, neg
+
+
+def run_model(args: argparse.Namespace) -> int:
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if args.measure_samples % args.G:
+        raise SystemExit(f"llm_bridge: --measure-samples ({args.measure_samples}) must be a multiple of --G "
+                         f"({args.G}) so step-0 samples form groups")
+    tok = HFTokenizer.from_pretrained(args.model)
+    reward_fn, reward_name = choose_reward(args.reward)
+    task = ArithmeticTask(max_operand=args.max_operand)
+    t0 = time.perf_counter()
+    model = load_model(args.model, device)
+    if args.backend == "vllm":
+        try:
+            backend = VLLMBackend(args.model, tok, max_new_tokens=args.max_new_tokens,
+                                  gpu_memory_utilization=args.gpu_memory_utilization)
+        except (ImportError, RuntimeError) as err:
+            raise SystemExit(f"llm_bridge: {err}") from err
+        make_backend = lambda m: backend  # noqa: E731 - one engine, synced from each fresh model every step
+    else:
+        # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong completion)
+        make_backend = lambda m: HFBackend(m, tok, max_new_tokens=args.max_new_tokens, min_new_tokens=0)  # noqa: E731
+    print(f"model {args.model} on {device}, backend {args.backend}, reward {reward_name}, "
+          f"load {time.perf_counter() - t0:.1f}s")
+    t0 = time.perf_counter()
+    correct = measure_counts(make_backend(model), model, task, reward_fn, prompts=args.measure_prompts,
+                             samples=args.measure_samples, seed=0)
+    k = correct.sum(axis=1)
+    fit = fit_beta(k, args.measure_samples)
+    print(f"step 0: {args.measure_prompts} prompts x {args.measure_samples} samples in "
+          f"{time.perf_counter() - t0:.1f}s; mean pass rate {k.mean() / args.measure_samples:.3f}; "
+          f"fitted difficulty Beta(a={fit.a:.3g}, b={fit.b:.3g}) (beta-binomial maximum likelihood)")
+    bandit = make_bandit(n_prompts=128, difficulty=fit, seed=0)
+    mass_rows, rows, summary = [], [], []
+    for name, params in ADVANTAGES:
+        label = label_of(name, params)
+        exact = fadesim.profile(name, args.G, **params).under_beta(fit.a, fit.b)
+        pos, neg = realised_masses(name, params, correct, args.G)
+        se = np.array([pos.std(ddof=1), neg.std(ddof=1)]) / np.sqrt(len(pos)) if len(pos) > 1 else np.zeros(2)
+        within = (abs(pos.mean() - exact.positive_mass) <= 4 * se[0] + 1e-9 and
+                  abs(neg.mean() - exact.negative_mass) <= 4 * se[1] + 1e-9)
+        mass_rows.append({"advantage": label, "E[M+] fitted": exact.positive_mass, "M+ step 0": pos.mean(),
+                          "E[M-] fitted": exact.negative_mass, "M- step 0": neg.mean(), "within 4 SE": within})
+        for seed in range(args.seeds):
+            model = load_model(args.model, device)
+            cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, lr=args.lr, seed=seed,
+                               prompts_per_step=args.prompts_per_step)
+            trainer = BridgeTrainer(model, make_backend(model), task, reward_fn=reward_fn, config=cfg)
+            steps = []
+            for _ in tqdm(range(args.steps), desc=f"{label} seed {seed}", leave=False):
+                r = trainer.step()
+                steps.append(r)
+                print(f"  {label} seed {seed} step {r['step']}: sync {r['time_sync']:.2f}s generate "
+                      f"{r['time_generate']:.2f}s train {r['time_train']:.2f}s | reward {r['reward_mean']:.3f} "
+                      f"entropy {r['entropy']:.3f} M+ {r['positive_mass']:.3f} M- {r['negative_mass']:.3f} "
+                      f"sampler gap {r.get('sampler_logprob_gap', float('nan')):.2e}", flush=True)
+            sim = simulate(bandit, SimConfig(advantage=name, advantage_params=params, G=args.G, steps=args.steps,
+                                             log_every=1, optimizer="adam", lr=0.05), seeds=[seed]).to_frame()
+            curves, row = compare_runs(pd.DataFrame(steps), sim, label, seed)
+            rows.extend(curves)
+            summary.append(row)
+            del model, trainer
+    masses = pd.DataFrame(mass_rows)
+    print(masses.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
+    print(f"exact masses under the fitted Beta predict the step-0 masses (4 SE): "
+          f"{verdict(bool(masses['within 4 SE'].all()))}")
+    name = Path(args.model.rstrip("/")).name
+    report(pd.DataFrame(summary), rows, title=f"LLM bridge: measured vs simulated entropy ({name}, arithmetic)",
+           path=Path(args.figures) / f"llm_bridge_entropy_{args.backend}.png")
+    return 0
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -261,5 +261,42 @@ def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):
     assert "simulation predicts the sign of the entropy drift" in out
     assert "simulation predicts the ordering of entropy drift" in out
     assert (tmp_path / "llm_bridge_entropy_quick.png").exists()
-    with pytest.raises(SystemExit, match="need a GPU machine"):
+    with pytest.raises(SystemExit, match="--backend vllm needs --model DIR"):
         llm_bridge.main(["--backend", "vllm"])
+
+
+def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model, tmp_path, capsys, monkeypatch):
+    """The --model path on CPU: a local checkpoint directory (here a tiny random GPT-2) on the arithmetic task,
+    step-0 pass rates -> beta-binomial fit -> exact masses vs the step-0 batch, training, simulation."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import llm_bridge
+
+    path, _ = saved_tiny_model
+    args = ["--model", str(path), "--steps", "2", "--seeds", "1", "--measure-prompts", "16", "--measure-samples",
+            "8", "--prompts-per-step", "4", "--max-new-tokens", "3", "--lr", "1e-2", "--max-operand", "9",
+            "--reward", "exact", "--figures", str(tmp_path)]
+    assert llm_bridge.main(args) == 0
+    out = capsys.readouterr().out
+    assert "fitted difficulty Beta(a=" in out and "reward exact match" in out
+    assert "exact masses under the fitted Beta predict the step-0 masses (4 SE)" in out
+    assert out.count("step 2: sync") == len(llm_bridge.ADVANTAGES)  # per-step timings, every advantage
+    assert "simulation predicts the sign of the entropy drift" in out
+    assert (tmp_path / "llm_bridge_entropy_hf.png").exists()
+    with pytest.raises(SystemExit, match="must be a multiple of --G"):
+        llm_bridge.main(args + ["--measure-samples", "12"])
+    monkeypatch.setitem(sys.modules, "vllm", None)
+    with pytest.raises(SystemExit, match="VLLMBackend needs vLLM"):
+        llm_bridge.main(args + ["--backend", "vllm"])
+
+
+def test_math_verify_reward_parses_and_never_evaluates():
+    pytest.importorskip("math_verify")
+    from fadesim.bridge.rewards import math_verify_reward
+
+    assert math_verify_reward("The answer is 12", "12") == 1.0
+    assert math_verify_reward("\\boxed{12}", "12") == 1.0
+    assert math_verify_reward("13", "12") == 0.0
+    assert math_verify_reward("__import__('os').getcwd()", "12") == 0.0

@@ -51,10 +51,9 @@ class BridgeConfig:
 def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
     """Per response token: log pi(token) and the entropy of the full next-token distribution, (N, T) each."""
     device = next(model.parameters()).device
-    kwargs = {}
-    if ro.prompt_mask is not None:  # left-padded prompts: the same mask and positions as at generation
-        kwargs = {"attention_mask": ro.attention_mask.to(device), "position_ids": ro.position_ids.to(device)}
-    logits = model(ro.sequences.to(device), **kwargs).logits.float()
+    # the attention mask and positions of generation (left-padded prompts start at position 0)
+    logits = model(ro.sequences.to(device), attention_mask=ro.attention_mask.to(device),
+                   position_ids=ro.position_ids.to(device)).logits.float()
     P, T = ro.prompt_length, ro.response_mask.shape[1]
     step_logits = logits[:, P - 1:P - 1 + T]
     logp_all = torch.log_softmax(step_logits, dim=-1)
