@@ -147,8 +147,10 @@ class HFBackend:
                                   eos_token_id=self.tokenizer.eos_token_id, return_dict_in_generate=True,
                                   output_scores=True)
         response = out.sequences[:, P:]
-        scores = torch.stack(out.scores, dim=1).float()  # (N, T, V) processed logits the tokens were drawn from
-        logp = torch.log_softmax(scores, dim=-1).gather(-1, response[..., None])[..., 0]
+        # log-prob of each drawn token under the processed logits it was drawn from, one step at a time (a
+        # (N, T, V) stack would be gigabytes for a real vocabulary)
+        logp = torch.stack([torch.log_softmax(step.float(), dim=-1).gather(-1, response[:, t, None])[:, 0]
+                            for t, step in enumerate(out.scores)], dim=1)
         return pack_rollouts(prompts, ids, response.cpu().tolist(), logp.cpu().tolist(), self.tokenizer, n)
 
 
