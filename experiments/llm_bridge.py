@@ -196,10 +196,8 @@ def measure_counts(backend, model, task, reward_fn, *, prompts: int, samples: in
 def realised_masses(name: str, params: dict, correct: np.ndarray, G: int) -> tuple[np.ndarray, np.ndarray]:
     """Per-group M+ and M- of the advantage on the step-0 samples cut into groups of G."""
     groups = correct.reshape(-1, G)
-    A = fadesim.get(name, **params)(groups)
-    pos = np.where(A > 0, A, 0.0).sum(axis=1)
-    neg = np.where(A < 0, -A, 0.0).sum(axis=1)
-    return pos, neg
+    d = fadesim.decompose(fadesim.get(name, **params)(groups), groups)
+    return np.asarray(d.positive_mass), np.asarray(d.negative_mass)
 
 
 def run_model(args: argparse.Namespace) -> int:
@@ -266,8 +264,8 @@ def run_model(args: argparse.Namespace) -> int:
     print(masses.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
     print(f"exact masses under the fitted Beta predict the step-0 masses (4 SE): "
           f"{verdict(bool(masses['within 4 SE'].all()))}")
-    name = Path(args.model.rstrip("/")).name
-    report(pd.DataFrame(summary), rows, title=f"LLM bridge: measured vs simulated entropy ({name}, arithmetic)",
+    model_name = Path(args.model.rstrip("/")).name
+    report(pd.DataFrame(summary), rows, title=f"LLM bridge: measured vs simulated entropy ({model_name}, arithmetic)",
            path=Path(args.figures) / f"llm_bridge_entropy_{args.backend}.png")
     return 0
 
