@@ -1,5 +1,6 @@
-"""Exact theory: mass profiles under Binomial / Beta-Binomial pass counts."""
+"""Exact theory: mass profiles under Binomial / Beta-Binomial pass counts; first- and second-order drift."""
 
+from fadesim.theory.drift import DRIFT_QUANTITIES, Drift, DriftTerms, drift, per_prompt_step
 from fadesim.theory.entropy import EntropyDrift, expected_entropy_drift
 from fadesim.theory.profile import (
     MassSummary,
@@ -10,4 +11,4 @@ from fadesim.theory.profile import (
     profile,
 )
 
-__all__ = ["EntropyDrift", "expected_entropy_drift", "MassSummary", "Profile", "beta_binomial_weights", "binomial_weights", "canonical_groups", "profile"]
+__all__ = ["DRIFT_QUANTITIES", "Drift", "DriftTerms", "drift", "per_prompt_step", "EntropyDrift", "expected_entropy_drift", "MassSummary", "Profile", "beta_binomial_weights", "binomial_weights", "canonical_groups", "profile"]
