@@ -128,6 +128,9 @@ def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any) -
     out.update({
         "entropy": xp.mean(ex["entropy"]),
         "distinct_correct": xp.mean(ex["distinct_correct"]),
+        # diversity of the correct answers: entropy of pi restricted to them, and its exp (effective number)
+        "correct_entropy": xp.mean(ex["correct_entropy"]),
+        "effective_correct": xp.mean(xp.exp(ex["correct_entropy"])),
         "logit_norm": xp.mean(ex["logit_norm"]),
     })
     out.update(task.geometry(params, xp))

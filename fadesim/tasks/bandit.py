@@ -89,6 +89,7 @@ class Bandit:
             "pass_rate": xp.sum(xp.where(correct, probs, 0.0), axis=-1),
             "entropy": sp.entropy(logp, xp),
             "distinct_correct": xp.sum((correct & (probs > floor)).astype(probs.dtype), axis=-1),
+            "correct_entropy": sp.restricted_entropy(probs, correct, xp),
             "logit_norm": xp.sqrt(xp.sum(centred * centred, axis=-1)),
         }
 

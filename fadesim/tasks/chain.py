@@ -119,6 +119,7 @@ class Chain:
             "pass_rate": xp.sum(seq_probs, axis=-1),
             "entropy": ent / T,
             "distinct_correct": xp.sum((seq_probs > floor).astype(table.dtype), axis=-1),
+            "correct_entropy": sp.restricted_entropy(seq_probs, xp.ones(seq_probs.shape, dtype=bool), xp),
             "logit_norm": xp.sqrt(xp.sum(centred * centred, axis=(1, 2, 3))),
         }
 

@@ -22,6 +22,15 @@ def entropy(log_probs: Any, xp: Any) -> Any:
     return -xp.sum(xp.exp(log_probs) * log_probs, axis=-1)
 
 
+def restricted_entropy(probs: Any, keep: Any, xp: Any) -> Any:
+    """Entropy of ``probs`` (..., K) restricted to the boolean set ``keep`` and renormalised (e.g. the correct
+    answers: the diversity of what the policy gets right). A set of zero probability gives 0."""
+    kept = xp.where(keep, probs, 0.0)
+    total = xp.sum(kept, axis=-1, keepdims=True)
+    q = kept / xp.where(total > 0, total, 1.0)
+    return -xp.sum(xp.where(q > 0, q * xp.log(xp.where(q > 0, q, 1.0)), 0.0), axis=-1)
+
+
 def sample_categorical(log_probs: Any, u: Any, xp: Any) -> Any:
     """Index a with cdf(a-1) <= u < cdf(a); log_probs (..., K), u (...,) -> (...,) int32.
 
