@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import fadesim
-from derivations import difficulty_tradeoff, entropy_law, make_results
+from derivations import difficulty_tradeoff, entropy_law, make_results, sign_axis_second_order
 from derivations.common import p as p_sym
 from fadesim.theory.entropy import entropy, expected_entropy_drift, sampled_step, sampled_step_entropy_change
 from fadesim.theory.signal import signal_under_beta
@@ -179,8 +179,22 @@ def test_results_md_is_up_to_date():
         "derivations/RESULTS.md is stale: run python derivations/make_results.py"
 
 
+def test_second_order_moments_and_hessians_hold_symbolically():
+    moments = sign_axis_second_order.moment_residuals()
+    assert len(moments) == 4 and all(r == 0 for pair in moments.values() for r in pair)
+    hessians = sign_axis_second_order.hessian_residuals()
+    assert set(hessians) == {"entropy", "correct_entropy", "logit_norm_sq", "logit_norm", "pass_rate"}
+    assert all(r == 0 for pair in hessians.values() for r in pair)
+
+
+def test_package_drift_equals_the_lr_derivatives_of_the_enumerated_expectation():
+    residuals = sign_axis_second_order.package_residuals()
+    assert len(residuals) == len(sign_axis_second_order.CHECK_ADVANTAGES) * 6
+    assert max(max(pair) for pair in residuals.values()) < 1e-12
+
+
 @pytest.mark.parametrize("script", ["group_relative", "sign_weighted", "pass_at_k", "difficulty", "fade",
-                                    "entropy_law", "difficulty_tradeoff"])
+                                    "entropy_law", "difficulty_tradeoff", "sign_axis_second_order"])
 def test_scripts_print_their_results(script):
     out = subprocess.run([sys.executable, str(ROOT / "derivations" / f"{script}.py")], capture_output=True,
                          text=True, timeout=300, check=True).stdout
