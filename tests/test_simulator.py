@@ -132,6 +132,29 @@ def test_exact_pass_at_k_matches_the_unbiased_estimator():
             assert abs(est.mean() - exact.mean()) <= 4 * se + 1e-9, (name, k)
 
 
+def test_diversity_metrics_equal_a_direct_computation_from_the_policy():
+    """correct_entropy / effective_correct: entropy of the policy restricted to the correct answers (bandit,
+    linear_softmax) or correct sequences (chain, by their log-probs), averaged over prompts."""
+    from fadesim.sim.step import policy_metrics
+
+    rng = np.random.default_rng(5)
+    for name in TASKS:
+        task = make_task(name, **TASKS[name])
+        params = {k: v + 0.3 * rng.standard_normal(v.shape) for k, v in task.init_params(np, np.float64).items()}
+        if name == "chain":
+            probs = np.exp(task.logprob(params, task.targets, np))  # (N, C): every correct sequence
+        else:
+            logits = task.logits(params, np)
+            pi = np.exp(logits - logits.max(-1, keepdims=True))
+            probs = np.where(task.correct, pi / pi.sum(-1, keepdims=True), 0.0)
+        q = probs / probs.sum(-1, keepdims=True)
+        h = -np.sum(np.where(q > 0, q * np.log(np.where(q > 0, q, 1.0)), 0.0), axis=-1)
+        m = policy_metrics(task, SimConfig(), params, np)
+        np.testing.assert_allclose(m["correct_entropy"], h.mean(), rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(m["effective_correct"], np.exp(h).mean(), rtol=1e-12, err_msg=name)
+        assert 0 < m["correct_entropy"] <= np.log(q.shape[-1]) + 1e-12
+
+
 def test_bad_configurations_give_clear_errors():
     with pytest.raises(ValueError, match=r"n_correct \(C = 5\) must be smaller than n_answers \(K = 4\)"):
         make_task("bandit", n_answers=4, n_correct=5)
