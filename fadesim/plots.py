@@ -152,3 +152,31 @@ def method_comparison_figure(table: pd.DataFrame, *, facet: str, panels: Sequenc
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, table, Path(path))
+
+
+def prediction_figure(table: pd.DataFrame, *, x: str, x_label: str, panels: Sequence[tuple[str, str]], facet: str,
+                      title: str, path: str | Path) -> Path:
+    """Predicted (line) next to measured (points, 95% CI) against ``x``: one row per ``facet`` value, one panel
+    per quantity. ``table`` has columns facet, x, quantity, measured, ci95 and predicted (NaN: no prediction)."""
+    facets = list(dict.fromkeys(table[facet]))
+    fig, axes = plt.subplots(len(facets), len(panels), figsize=(3.5 * len(panels), 3.0 * len(facets)), squeeze=False)
+    for row, fv in zip(axes, facets):
+        for ax, (quantity, label) in zip(row, panels):
+            part = table[(table[facet] == fv) & (table["quantity"] == quantity)].sort_values(x)
+            ax.errorbar(part[x], part["measured"], yerr=part["ci95"], fmt="o", ms=3, capsize=2, color="C0",
+                        label="simulated (mean, 95% CI)")
+            if part["predicted"].notna().any():
+                ax.plot(part[x], part["predicted"], color="C3", label="second-order theory")
+            ax.set_title(f"{fv}", fontsize=9)
+            ax.set_xlabel(x_label)
+            ax.set_ylabel(label)
+            ax.grid(alpha=0.3)
+            ax.ticklabel_format(axis="y", style="sci", scilimits=(-2, 3))
+    legend = {}
+    for ax in axes.ravel():
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(label, handle)
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.legend(legend.values(), legend.keys(), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
+    return _save(fig, table, Path(path))

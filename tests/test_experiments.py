@@ -23,10 +23,17 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     assert sign_axis.main(TINY + ["--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
-    assert len(verdicts) == 2 * (2 + 5)  # 2 phases x (bandit: entropy, logit norm; linear: entropy + 4 geometry)
+    theory = [v for v in verdicts if "theory vs simulation" in v]
+    # 2 phases x (bandit: entropy, logit norm; linear: entropy + 4 geometry), then the theory check:
+    # 2 optimizers x 4 predicted effects
+    assert len(verdicts) - len(theory) == 2 * (2 + 5) and len(theory) == 2 * 4
     assert all(("NOT CONFIRMED" in v) or (": CONFIRMED" in v) for v in verdicts)
-    assert "E[M+]" in out and "ESS/group" in out
-    for name in ("sign_axis_tradeoff_quick", "sign_axis_geometry_quick", "sign_axis_entropy_quick"):
+    assert all(v.startswith("[toy regime, ") for v in verdicts)  # every verdict names its regime ...
+    assert all((", adam" in v) or (", sgd" in v) for v in verdicts)  # ... and its optimizer
+    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 4
+    assert "E[M+]" in out and "ESS/group" in out and "Predicted one-step drift" in out
+    for name in ("sign_axis_tradeoff_quick", "sign_axis_geometry_quick", "sign_axis_entropy_quick",
+                 "sign_axis_theory_quick"):
         png = tmp_path / "fig" / f"{name}.png"
         assert png.stat().st_size > 10_000
         assert (tmp_path / "fig" / f"{name}.csv").exists()
@@ -73,12 +80,13 @@ def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path):
     proc = _run(args + ["--out", str(killed)])
     units = killed / "quick" / "units"
     deadline = time.time() + 300
-    while time.time() < deadline and len(list(units.glob("*.csv"))) < 2:
+    # 2 theory-check units (one per optimizer) come first, then 2 tasks x 6 seeds
+    while time.time() < deadline and len(list(units.glob("*.csv"))) < 4:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     done = len(list(units.glob("*.csv")))
-    assert 2 <= done < 12, f"kill landed after {done} of 12 units"
+    assert 4 <= done < 14, f"kill landed after {done} of 14 units"
     for f in units.glob("*.csv"):  # every unit on disk is complete and readable
         pd.read_csv(f)
     assert _run(args + ["--out", str(killed)]).wait(timeout=600) == 0
