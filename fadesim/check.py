@@ -4,6 +4,11 @@ Each property is a hypothesis test over random reward batches (binary and contin
 group sizes, masks, hyper-parameter-free calls of an already-bound function). A failing property
 reports hypothesis' shrunk, minimal counter-example.
 
+Two kinds of result. *Properties* are the mathematics; a failure is a bug (exit status 1 in ``fadesim check``).
+*Contract* items are how the function meets the call contract of DESIGN.md section 2 (input validation,
+constant output, dtypes, refusing groups below its minimum); a finding is a warning that names its fix
+(decorating the function with ``fadesim.advantage`` fixes all of them).
+
 Properties (``PROPERTIES``):
   shape_and_namespace     output has the input's shape and array namespace (numpy, jax, torch)
   backend_agreement_f64   numpy = jax = jax.jit = torch to 1e-12 (relative to the output scale) in float64
@@ -13,11 +18,21 @@ Properties (``PROPERTIES``):
   degenerate_groups       all-equal groups give finite output (exact zeros if mean-centred)
   extreme_rewards         finite output for rewards up to 1e6 in magnitude
   mask_handling           masked entries are 0 and do not change the valid ones
-  constant_output         no gradient flows from the advantages back to the rewards (torch autograd)
+  masked_rewards_ignored  changing the rewards of masked rollouts changes no valid rollout's advantage
+  float32_ties            equal rewards that float32 cannot represent exactly (0.35, 0.4, 1000.35, ...) give the
+                          float64 advantages up to a few ulps of the rewards' scale: no amplified rounding residue
+  reward_order            in a group a higher reward never gets a lower advantage, also when the group mean is
+                          negative (or the function refuses negative rewards); advantages that read log-probs
+                          reshape rewards by design and are exempt
   deterministic           the same input gives bit-identical output
-  bad_input               NaN/inf rewards, a 0-d array, a mismatched mask raise ValueError
   mean_centred            (declared) advantages sum to 0 in every group
   scale_invariant         (declared) unchanged under r -> a r + b, a > 0 (up to the eps regulariser)
+Contract (``CONTRACT``):
+  bad_input               NaN/inf rewards, a 0-d array, a mismatched mask raise ValueError
+  constant_output         no gradient flows from the advantages back to the rewards (torch autograd)
+  dtype_preserved         float32 rewards give float32 advantages, float64 give float64 (numpy and torch)
+  singleton_groups        groups of one are refused with ValueError below the declared minimum group size, and
+                          handled (finite, not silently all zero) where the minimum is 1
 """
 
 from __future__ import annotations
@@ -46,8 +61,14 @@ class AdvantageSpec:
     scale_invariant: bool = False
     needs_logprobs: bool = False
     needs_signals: tuple[str, ...] = ()
-    min_group_size: int = 2
+    min_group_size: int = 2  # smallest G the suite draws
     max_group_size: int = 16
+    declared_min_group_size: int | None = None  # the advantage's own minimum (None: min_group_size)
+
+    @property
+    def refuses_singletons(self) -> bool:
+        declared = self.min_group_size if self.declared_min_group_size is None else self.declared_min_group_size
+        return declared > 1
 
 
 def spec_from_registry(name: str, *, max_group_size: int = 16, **params: Any) -> AdvantageSpec:
@@ -67,6 +88,7 @@ def spec_from_registry(name: str, *, max_group_size: int = 16, **params: Any) ->
         needs_signals=entry.needs_signals,
         min_group_size=min_g,
         max_group_size=max(max_group_size, min_g),
+        declared_min_group_size=entry.min_group_size,
     )
 
 
@@ -76,6 +98,8 @@ class PropertyResult:
     passed: bool
     detail: str = ""
     counterexample: str | None = None
+    kind: str = "property"  # "property" (the mathematics: a failure is a bug) or "contract" (a warning)
+    fix: str = ""  # for contract findings: how to meet the contract
 
 
 @dataclass(frozen=True)
@@ -352,6 +376,100 @@ def _prop_scale_invariant(spec: AdvantageSpec, case: Case, a: float, b: float) -
     assert _close(out, base, 1e-4), f"A({a:.3g} r + {b:.3g}) != A(r): max |diff| = {np.max(np.abs(out - base)):.3e}"
 
 
+def _prop_dtype(spec: AdvantageSpec, case: Case) -> None:
+    for dtype in ("float32", "float64"):
+        for backend in ("numpy", "torch"):
+            out = call(spec, case, backend, dtype)
+            got = str(out.dtype).replace("torch.", "")
+            assert got == dtype, f"{backend} {dtype} rewards gave {got} advantages"
+
+
+def _prop_singletons(spec: AdvantageSpec, case: Case) -> None:
+    # the drawn rewards' first rollouts as groups of one, plus a correct, a wrong and a continuous one
+    r = np.concatenate([case.rewards[:, :1], [[0.0], [1.0], [0.3]]])
+    kw: dict[str, Any] = {}
+    if spec.needs_logprobs:
+        kw["logprobs"] = np.full_like(r, -1.0)
+    if spec.needs_signals:
+        kw["signals"] = dict(case.signals or {})
+    minimum = spec.min_group_size if spec.declared_min_group_size is None else spec.declared_min_group_size
+    try:
+        out = _np(spec.fn(r, **kw))
+    except ValueError:
+        assert spec.refuses_singletons, "groups of one raised ValueError although the declared minimum group size is 1"
+        return
+    assert not spec.refuses_singletons, (
+        f"groups of one (G = 1, below the declared minimum group size {minimum}) were not refused and gave "
+        f"{np.array2string(out.ravel(), precision=3)}" + (": silently all zero" if np.all(out == 0) else ""))
+    assert np.all(np.isfinite(out)), f"groups of one gave non-finite advantages {out.ravel()}"
+    assert not np.all(out == 0), f"groups of one gave all-zero advantages without an error (rewards {r.ravel()})"
+
+
+#: equal rewards that float32 cannot represent exactly, at several magnitudes (and two that it can)
+FLOAT32_TIE_VALUES = (0.35, 0.4, 0.7, -0.35, 3.3, 1000.35, -0.4e4 - 0.1, 123456.7, 0.5, 1.0)
+
+
+def _prop_float32_ties(spec: AdvantageSpec, case: Case, value: float) -> None:
+    flat = Case(rewards=np.full_like(case.rewards, value), mask=case.mask,
+                logprobs=None if case.logprobs is None else np.full_like(case.logprobs, -1.0), signals=case.signals)
+    ref = _np(call(spec, flat, "numpy", "float64"))
+    tol = 8 * float(np.finfo(np.float32).eps) * max(1.0, abs(value), float(np.max(np.abs(ref), initial=0.0)))
+    for backend in ("numpy", "torch"):
+        out = _np(call(spec, flat, backend, "float32")).astype(np.float64)
+        err = float(np.max(np.abs(out - ref), initial=0.0))
+        assert err <= tol, (
+            f"{backend} float32: equal rewards {value:g} give advantages {float(np.max(np.abs(out))):.3g} where float64 "
+            f"gives {float(np.max(np.abs(ref))):.3g} (|diff| {err:.3g} > {tol:.2g}, a few ulps): rounding residue of "
+            "the group statistics is amplified")
+
+
+def _prop_reward_order(spec: AdvantageSpec, case: Case, offset: float) -> None:
+    shifted = Case(rewards=case.rewards - offset, mask=case.mask, logprobs=case.logprobs, signals=case.signals)
+    try:
+        out = _np(call(spec, shifted, "numpy"))
+    except ValueError:
+        return  # refusing (e.g. negative) rewards with a clear error is allowed
+    r = shifted.rewards
+    mask = np.ones_like(r, dtype=bool) if case.mask is None else case.mask
+    scale = 1e-9 * max(1.0, float(np.max(np.abs(out), initial=0.0)))
+    for i in range(r.shape[0]):
+        valid = np.flatnonzero(mask[i])
+        higher = r[i, valid][:, None] > r[i, valid][None, :]
+        lower_adv = out[i, valid][:, None] < out[i, valid][None, :] - scale
+        bad = np.argwhere(higher & lower_adv)
+        assert len(bad) == 0, (
+            f"group {i} (mean reward {r[i, valid].mean():.3g}): reward {r[i, valid][bad[0][0]]:.3g} gets advantage "
+            f"{out[i, valid][bad[0][0]]:.3g} below reward {r[i, valid][bad[0][1]]:.3g}'s {out[i, valid][bad[0][1]]:.3g}")
+
+
+def _prop_masked_rewards_ignored(spec: AdvantageSpec, case: Case, seed_a: int, seed_b: int) -> None:
+    mask = case.mask
+    outs = []
+    for seed in (seed_a, seed_b):
+        junk = np.random.default_rng(seed).normal(scale=10.0, size=case.rewards.shape)
+        dirty = Case(rewards=np.where(mask, case.rewards, junk), mask=mask,
+                     logprobs=None if case.logprobs is None else np.where(mask, case.logprobs, -junk ** 2),
+                     signals=case.signals)
+        outs.append(_np(call(spec, dirty, "numpy")))
+    diff = np.abs(outs[0] - outs[1])[mask]
+    assert np.all(diff <= 1e-12 * max(1.0, float(np.max(np.abs(outs[0]), initial=0.0)))), (
+        f"changing the rewards of masked rollouts changed valid advantages by up to {float(np.max(diff)):.3g}")
+
+
+#: contract items: name -> the fix a warning names
+CONTRACT = {
+    "bad_input": "validate the input: raise ValueError for NaN/inf rewards, 0-d rewards and a mask of another "
+                 "shape (decorate the function with @fadesim.advantage, which runs fadesim's own checks)",
+    "constant_output": "return constants: torch .detach(), jax.lax.stop_gradient (or decorate with "
+                       "@fadesim.advantage)",
+    "dtype_preserved": "compute in the rewards' floating dtype, or cast the result back to it (or decorate with "
+                       "@fadesim.advantage)",
+    "singleton_groups": "raise ValueError for groups smaller than the smallest group the advantage is defined on "
+                        "(@fadesim.advantage(min_group_size=2) does), or declare a minimum of 1 (--min-G 1, "
+                        "min_group_size=1) and give groups of one a real advantage",
+}
+
+
 def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None], dict[str, Any]]]:
     """name -> (test function, hypothesis strategies for its arguments)."""
     any_case = cases(spec)
@@ -366,10 +484,17 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
                                                  "value": st.sampled_from([0.0, 1.0, -1.0, 0.1, 0.7, 1e6])}),
         "extreme_rewards": (_prop_extreme, {"case": cases(spec, max_abs=1e6)}),
         "mask_handling": (_prop_mask, {"case": cases(spec, masked=True), "garbage_seed": seeds}),
-        "constant_output": (_prop_constant, {"case": any_case}),
+        "masked_rewards_ignored": (_prop_masked_rewards_ignored, {"case": cases(spec, masked=True),
+                                                                  "seed_a": seeds, "seed_b": seeds}),
+        "float32_ties": (_prop_float32_ties, {"case": any_case, "value": st.sampled_from(FLOAT32_TIE_VALUES)}),
         "deterministic": (_prop_deterministic, {"case": any_case}),
         "bad_input": (_prop_bad_input, {"case": cases(spec, masked=False)}),
+        "constant_output": (_prop_constant, {"case": any_case}),
+        "dtype_preserved": (_prop_dtype, {"case": cases(spec, max_abs=1.0)}),
+        "singleton_groups": (_prop_singletons, {"case": any_case}),
     }
+    if not spec.needs_logprobs:
+        tests["reward_order"] = (_prop_reward_order, {"case": any_case, "offset": st.floats(0.0, 20.0)})
     if spec.mean_centred:
         tests["mean_centred"] = (_prop_mean_centred, {"case": any_case})
     if spec.scale_invariant:
@@ -381,8 +506,9 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
 
 PROPERTIES = (
     "shape_and_namespace", "backend_agreement_f64", "backend_agreement_f32", "jax_transformations",
-    "permutation_equivariant", "degenerate_groups", "extreme_rewards", "mask_handling", "constant_output",
-    "deterministic", "bad_input", "mean_centred", "scale_invariant",
+    "permutation_equivariant", "degenerate_groups", "extreme_rewards", "mask_handling", "masked_rewards_ignored",
+    "float32_ties", "reward_order", "deterministic", "mean_centred", "scale_invariant",
+    *CONTRACT,
 )
 
 
@@ -390,9 +516,11 @@ def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> 
     """Run one property with hypothesis (derandomized: every run draws the same examples); on failure
     return the shrunk counter-example."""
     tests = _property_tests(spec)
+    kind, fix = ("contract", CONTRACT[prop]) if prop in CONTRACT else ("property", "")
     if prop not in tests:
         if prop in PROPERTIES:
-            return PropertyResult(prop, True, "not declared; skipped")
+            return PropertyResult(prop, True, "not declared; skipped" if prop in ("mean_centred", "scale_invariant")
+                                  else "not applicable (the advantage reads log-probs)", kind=kind)
         raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
     fn, strategies = tests[prop]
     test = settings(
@@ -409,8 +537,8 @@ def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> 
         notes = [n for n in getattr(err, "__notes__", []) if "Falsifying" in n or "Case(" in n or "=" in n]
         detail = f"{type(err).__name__}: {err}".strip()
         return PropertyResult(prop, False, detail.splitlines()[0] if detail else type(err).__name__,
-                              "\n".join(notes) or None)
-    return PropertyResult(prop, True, f"{max_examples} examples")
+                              "\n".join(notes) or None, kind=kind, fix=fix)
+    return PropertyResult(prop, True, f"{max_examples} examples", kind=kind)
 
 
 def run_checks(spec: AdvantageSpec, *, properties: Iterable[str] | None = None,

@@ -149,9 +149,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     import fadesim
     from fadesim.check import AdvantageSpec, spec_from_registry
 
+    from fadesim.check import PROPERTIES
+
+    only = list(dict.fromkeys(args.only or [])) or None
+    for prop in only or []:
+        if prop not in PROPERTIES:
+            raise CLIError(f"--only takes one of {', '.join(PROPERTIES)}; got '{prop}'")
     if ":" not in args.target and args.target in fadesim.names():
         return _report(spec_from_registry(args.target, max_group_size=args.max_G), args.examples,
-                       f"registered advantage {args.target}")
+                       f"registered advantage {args.target}", only)
     fn = load_function(args.target)
     declared = dict(getattr(fn, "__fadesim__", {}) or {})
     for item in args.declare or []:
@@ -162,17 +168,22 @@ def cmd_check(args: argparse.Namespace) -> int:
     if unknown:
         raise CLIError(f"{args.target}: __fadesim__ has unknown keys {unknown}; known: {', '.join(DECLARABLE)}")
     needs_signals = ("entropy", "initial_entropy") if declared.get("needs_signals") else ()
-    min_g = int(args.min_G if args.min_G is not None else declared.get("min_group_size", 2))
+    declared_min = int(args.min_G if args.min_G is not None else declared.get("min_group_size", 2))
+    if declared_min < 1:
+        raise CLIError(f"--min-G must be >= 1; got {declared_min}")
+    min_g = max(declared_min, 2)  # the suite draws groups of two or more; groups of one have their own check
     spec = AdvantageSpec(name=args.target, fn=fn, mean_centred=bool(declared.get("mean_centred")),
                          scale_invariant=bool(declared.get("scale_invariant")),
                          needs_logprobs=bool(declared.get("needs_logprobs")), needs_signals=needs_signals,
-                         min_group_size=min_g, max_group_size=max(args.max_G, min_g))
+                         min_group_size=min_g, max_group_size=max(args.max_G, min_g),
+                         declared_min_group_size=declared_min)
     declared_text = ", ".join(k for k, v in declared.items() if v and k != "min_group_size") or "nothing"
-    return _report(spec, args.examples, f"{args.target} (declared: {declared_text})")
+    return _report(spec, args.examples, f"{args.target} (declared: {declared_text})", only)
 
 
-def _report(spec: Any, examples: int, what: str) -> int:
-    """Run the property suite, print one line per property (and counter-examples), then the mass card."""
+def _report(spec: Any, examples: int, what: str, only: list[str] | None = None) -> int:
+    """Run the suite and print properties (the mathematics) and contract items (warnings with their fix), then the
+    mass card. Exit status 1 if a property fails; contract findings alone give 0."""
     import fadesim
     from fadesim.check import run_checks
     from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
@@ -180,16 +191,27 @@ def _report(spec: Any, examples: int, what: str) -> int:
     declared = [p for p, on in (("mean_centred", spec.mean_centred), ("scale_invariant", spec.scale_invariant)) if on]
     print(f"property check of {what}; {examples} examples per property; G from {spec.min_group_size} to "
           f"{spec.max_group_size}; checked declared properties: {', '.join(declared) or 'none'}")
-    results = run_checks(spec, max_examples=examples)
-    failed = 0
-    for r in results:
-        mark = "PASS" if r.passed else "FAIL"
-        failed += not r.passed
-        print(f"  {mark}  {r.prop:24s} {r.detail}")
+    results = run_checks(spec, max_examples=examples, properties=only)
+    properties = [r for r in results if r.kind == "property"]
+    contract = [r for r in results if r.kind == "contract"]
+    print("\nproperties (the mathematics; a failure is a bug):")
+    for r in properties:
+        print(f"  {'PASS' if r.passed else 'FAIL'}  {r.prop:24s} {r.detail}")
         if not r.passed and r.counterexample:
             for line in r.counterexample.splitlines():
                 print(f"          {line}")
-    print(f"\n{len(results) - failed} passed, {failed} failed")
+    print("contract (how the function meets fadesim's call contract; a finding is a warning):")
+    for r in contract:
+        print(f"  {'PASS' if r.passed else 'WARN'}  {r.prop:24s} {r.detail}")
+        if not r.passed:
+            print(f"          fix: {r.fix}")
+    failed = sum(not r.passed for r in properties)
+    warnings = sum(not r.passed for r in contract)
+    print(f"\n{len(properties) - failed} passed, {failed} failed; {len(contract) - warnings} contract items met, "
+          f"{warnings} warning(s)")
+    if warnings:
+        print("every contract warning is fixed by decorating the function with @fadesim.advantage "
+              "(see `python -c 'import fadesim; help(fadesim.advantage)'`)")
     if failed == 0:
         name = "_user_advantage_"
         fadesim.register(name, spec.fn, paper="user", needs_logprobs=spec.needs_logprobs,
@@ -253,16 +275,21 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Load FILE.py:FUNCTION or MODULE:FUNCTION (written to the fadesim contract "
                        "fn(rewards, *, mask=None, signals=None, logprobs=None)) and run the property suite: "
                        "shapes and namespaces, numpy = jax = torch, jit/vmap, permutation equivariance, "
-                       "degenerate and extreme groups, masks, autograd, bad input, and declared properties. "
-                       "Declare properties with --declare or a `__fadesim__ = {...}` attribute on the function; "
-                       "a registered name uses the registry's metadata. "
-                       "Exit code 1 if any property fails.")
+                       "degenerate, extreme and float32-tied groups, masks, reward order, and declared "
+                       "properties; then the contract: bad input, autograd, dtypes, groups of one. "
+                       "Declare properties with --declare or a `__fadesim__ = {...}` attribute on the function "
+                       "(@fadesim.advantage sets it and meets the contract); a registered name uses the "
+                       "registry's metadata. Exit code 1 if any property fails; contract findings are warnings "
+                       "that name their fix.")
     k.add_argument("target", help="FILE.py:FUNCTION, MODULE:FUNCTION, or a registered advantage name")
     k.add_argument("--min-G", type=int, default=None,
-                   help="smallest group size to draw (default 2, or __fadesim__['min_group_size'])")
+                   help="the advantage's smallest group size (default 2, or __fadesim__['min_group_size']); "
+                   "groups below it must be refused, and with 1 groups of one must be handled")
     k.add_argument("--declare", action="append", metavar="PROPERTY", help=f"one of {', '.join(DECLARABLE)}")
     k.add_argument("--examples", type=int, default=100, help="hypothesis examples per property (default 100)")
     k.add_argument("--max-G", type=int, default=16, help="largest group size drawn (default 16)")
+    k.add_argument("--only", action="append", metavar="PROPERTY",
+                   help="run only this property or contract item (repeatable; default: all of them)")
 
     s = sub.add_parser("simulate", help="one quick simulated training run", description="Train a simulated "
                        "task with a registered advantage (JAX simulator) and print start/end metrics.")

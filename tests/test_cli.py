@@ -65,14 +65,52 @@ def test_check_passes_a_sound_user_advantage(capsys):
     ("numpy_only", "shape_and_namespace", "output"),
     ("ignores_mask", "mask_handling", "masked entries are not 0"),
     ("claims_centred", "mean_centred", "group sums are not 0"),
+    # bugs trainers have shipped
+    ("grpo_float32_residue", "float32_ties", "rounding residue of the group statistics is amplified"),
+    ("relative_to_mean", "reward_order", "below reward"),
+    ("masked_in_baseline", "masked_rewards_ignored", "changing the rewards of masked rollouts changed valid"),
 ])
 def test_check_catches_planted_bugs(function, prop, message, capsys):
-    assert main(["check", f"{PLANTED}:{function}", "--examples", "30"]) == 1
+    """The intended property fails (exit 1) with a shrunk counter-example; run alone (--only) to keep the suite
+    fast: every property runs on every registered advantage in test_registry_properties."""
+    assert main(["check", f"{PLANTED}:{function}", "--examples", "30", "--only", prop]) == 1
     out = capsys.readouterr().out
     line = next(l for l in out.splitlines() if l.strip().startswith(f"FAIL  {prop}"))
     assert message in line, line
     block = out[out.index(line):]
     assert "Case(rewards=" in block  # the shrunk counter-example is printed under the failure
+
+
+def test_full_check_fails_a_planted_bug_with_exit_1(capsys):
+    assert main(["check", f"{PLANTED}:ignores_mask", "--examples", "10"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  mask_handling" in out and "FAIL  masked_rewards_ignored" in out
+
+
+def test_rloo_that_zeroes_groups_of_one_is_a_contract_finding(capsys):
+    assert main(["check", f"{PLANTED}:rloo_zero_singletons", "--examples", "30", "--only", "singleton_groups"]) == 0
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if l.strip().startswith("WARN  singleton_groups"))
+    assert "were not refused" in line and "silently all zero" in line
+    assert "fix: raise ValueError for groups smaller than" in out and "0 failed; 0 contract items met, 1 warning" in out
+
+
+def test_a_plain_five_line_advantage_passes_with_contract_warnings_and_decorated_has_no_findings(capsys):
+    assert main(["check", f"{PLANTED}:plain_centred", "--examples", "20"]) == 0
+    out = capsys.readouterr().out
+    warned = {l.split()[1] for l in out.splitlines() if l.strip().startswith("WARN ")}
+    assert warned == {"bad_input", "constant_output", "singleton_groups"}, warned
+    assert out.count("fix:") == 3 and "@fadesim.advantage" in out and " 0 failed;" in out
+    assert not any(l.strip().startswith("FAIL ") for l in out.splitlines())
+    assert main(["check", f"{PLANTED}:decorated_centred", "--examples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "0 failed; 4 contract items met, 0 warning(s)" in out
+    assert not any(l.strip().startswith(("FAIL ", "WARN ")) for l in out.splitlines())
+
+
+def test_only_rejects_unknown_properties(capsys):
+    assert main(["check", "grpo", "--only", "nope"]) == 2
+    assert "--only takes one of" in capsys.readouterr().err
 
 
 def test_numpy_only_also_breaks_under_jit(capsys):

@@ -1,7 +1,10 @@
-"""Planted advantages for the property checker: one sound, five each broken in one way."""
+"""Planted advantages for the property checker: a sound one, a plain user function with and without
+@fadesim.advantage, and functions each broken in one way (a bug trainers have shipped)."""
 
 import array_api_compat
 import numpy as np
+
+import fadesim
 
 
 def _centred(rewards, mask):
@@ -80,3 +83,56 @@ def wrong_signature(x, y):
 
 
 NOT_A_FUNCTION = 3
+
+
+def plain_centred(rewards, *, mask=None, signals=None, logprobs=None):
+    """Mean-centring as a user writes it: correct mathematics (masks included), no validation, no detaching."""
+    xp = array_api_compat.array_namespace(rewards)
+    m = xp.ones_like(rewards) if mask is None else xp.astype(mask, rewards.dtype)
+    n = xp.maximum(xp.sum(m, axis=-1, keepdims=True), xp.ones_like(rewards[..., :1]))
+    return (rewards - xp.sum(rewards * m, axis=-1, keepdims=True) / n) * m
+
+
+def _validated(rewards, mask):
+    """sound()'s input checks, so that a planted bug below is the only thing wrong with its function."""
+    return sound(rewards, mask=mask)
+
+
+def rloo_zero_singletons(rewards, *, mask=None, signals=None, logprobs=None):
+    """RLOO whose leave-one-out mean is guarded against G - 1 = 0: groups of one silently get 0."""
+    c = _validated(rewards, mask)
+    xp = array_api_compat.array_namespace(c)
+    m = xp.ones_like(c) if mask is None else xp.astype(mask, c.dtype)
+    n = xp.sum(m, axis=-1, keepdims=True)
+    return c * n / xp.maximum(n - 1.0, xp.ones_like(n))
+
+
+def grpo_float32_residue(rewards, *, mask=None, signals=None, logprobs=None):
+    """GRPO that divides by std + 1e-6 with no guard for ties: float32 rounding of the mean becomes O(1)."""
+    _validated(rewards, mask)
+    xp = array_api_compat.array_namespace(rewards)
+    r = rewards.detach() if array_api_compat.is_torch_array(rewards) else rewards
+    c = r - xp.mean(r, axis=-1, keepdims=True)
+    return c / (xp.sqrt(xp.mean(c * c, axis=-1, keepdims=True)) + 1e-6)
+
+
+def relative_to_mean(rewards, *, mask=None, signals=None, logprobs=None):
+    """A 'relative' advantage (r - mean) / |mean| written as (r - mean) / mean: a negative mean flips every sign."""
+    c = _validated(rewards, mask)
+    xp = array_api_compat.array_namespace(c)
+    r = rewards.detach() if array_api_compat.is_torch_array(rewards) else rewards
+    mean = r - c[..., :1] * 0 - (r - xp.mean(r, axis=-1, keepdims=True))  # the group mean, broadcast
+    return xp.where(mean == 0, c, c / xp.where(mean == 0, xp.ones_like(mean), mean))
+
+
+def masked_in_baseline(rewards, *, mask=None, signals=None, logprobs=None):
+    """Zeroes padded rollouts' advantages but keeps their rewards in the group mean (the baseline)."""
+    _validated(rewards, mask)
+    xp = array_api_compat.array_namespace(rewards)
+    r = rewards.detach() if array_api_compat.is_torch_array(rewards) else rewards
+    out = r - xp.mean(r, axis=-1, keepdims=True)
+    return out if mask is None else xp.where(mask, out, xp.zeros_like(out))
+
+
+#: the same function, decorated: it now meets the contract (validation, groups of one refused, constants)
+decorated_centred = fadesim.advantage(plain_centred)
