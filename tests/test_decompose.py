@@ -1,5 +1,7 @@
 """The sign x difficulty decomposition against a slow loop, across backends."""
 
+import functools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -53,6 +55,14 @@ def test_decompose_matches_slow_loop(data):
         np.testing.assert_allclose(got[key], value, rtol=1e-10, atol=1e-12, err_msg=key)
 
 
+@functools.lru_cache(maxsize=None)
+def _jitted_decompose(bins):
+    """One jitted function per bin count, so every example of a shape reuses the compiled program."""
+    import jax
+
+    return jax.jit(lambda a, rr, m: fadesim.decompose(a, rr, mask=m, bins=bins))
+
+
 @settings(max_examples=50)
 @given(data=adv_batches(shapes=[(1, 1), (1, 5), (4, 2), (4, 16), (8, 7)]))
 def test_decompose_backends_agree(data):
@@ -65,8 +75,7 @@ def test_decompose_backends_agree(data):
     outs = {"torch": fadesim.decompose(torch.asarray(A), torch.asarray(r), mask=torch.asarray(mask), bins=bins)}
     with jax.enable_x64(True):
         outs["jax"] = fadesim.decompose(jnp.asarray(A), jnp.asarray(r), mask=jnp.asarray(mask), bins=bins)
-        jitted = jax.jit(lambda a, rr, m: fadesim.decompose(a, rr, mask=m, bins=bins))
-        outs["jax.jit"] = jitted(jnp.asarray(A), jnp.asarray(r), jnp.asarray(mask))
+        outs["jax.jit"] = _jitted_decompose(bins)(jnp.asarray(A), jnp.asarray(r), jnp.asarray(mask))
     for backend, out in outs.items():
         for key, a, b in zip(ref._fields, ref, out):
             np.testing.assert_allclose(np.asarray(b), a, rtol=1e-12, atol=1e-12, err_msg=f"{backend}:{key}")
