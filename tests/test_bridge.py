@@ -15,6 +15,8 @@ from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
 from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer, token_logprobs_and_entropy, unbiased_pass_at_k  # noqa: E402
 
+pytestmark = pytest.mark.integration  # the LLM stack: pip install -e ".[all]"
+
 
 def tiny_model(vocab_size: int, seed: int = 0):
     torch.manual_seed(seed)

@@ -10,6 +10,8 @@ import torch
 import fadesim
 from fadesim.bridge.tokenizer import CharTokenizer
 
+pytestmark = pytest.mark.integration  # the LLM stack: pip install -e ".[all]"
+
 # --------------------------------------------------------------------------------------------- verl
 
 
