@@ -5,8 +5,8 @@ mass damages weight geometry (norm blow-up, rank / conditioning).
 
 Prediction before measurement: ``fadesim.theory.drift`` gives, for the bandit's initial state, the expected
 one-step drift of entropy, within-correct entropy, logit norm and pass@1 of a plain-SGD step to second order
-(the sign axis acts only there), for every balance b; the same sweep is then simulated for a few SGD steps at
-that per-prompt step, and for a few Adam steps, and the verdicts say whether the predicted sign of each
+(the sign axis acts only there), for every balance b; the same sweep is then simulated for ``theory_steps``
+(default 1) SGD steps at that per-prompt step, and Adam steps, and the verdicts say whether the predicted sign of each
 effect (which end of the axis lowers entropy / diversity, grows the logit norm, learns faster) holds.
 
 The sweep uses ``sign_balanced`` (A+ = 1 + b, A- = -(1 - b)): it moves mass between signs at (nearly) fixed
@@ -161,9 +161,8 @@ def predicted_drift(s: Settings) -> pd.DataFrame:
     for b in balances(s):
         d = fadesim.theory.drift("sign_balanced", task.logits0, task.correct, s.G, step, balance=b)
         for quantity, metric, _ in THEORY_PANELS:
-            rows.append({"balance": b, "quantity": quantity, "metric": metric, "predicted": float(np.mean(d.change(quantity))),
-                         "first": float(np.mean(d[quantity].first)) * step,
-                         "second": float(np.mean(d[quantity].second)) * step**2})
+            rows.append({"balance": b, "quantity": quantity, "predicted": float(np.mean(d.change(quantity))),
+                         "first": float(np.mean(d[quantity].first)) * step})
     return pd.DataFrame(rows)
 
 
@@ -180,14 +179,19 @@ def run_theory_check(s: Settings, store: ResultStore) -> pd.DataFrame:
     return run_units(specs, compute, store, "sign-axis theory check")
 
 
-def theory_table(sim: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
-    """Measured drift per step ((f at step T - f at step 0) / T, per seed) next to the SGD prediction."""
+def per_seed_drift(sim: pd.DataFrame, metric: str) -> pd.Series:
+    """(metric at the last step - metric at step 0) / steps, indexed by (optimizer, seed, balance)."""
     T = sim.step.max()
-    start = sim[sim.step == 0].set_index(["optimizer", "balance", "seed"])
-    end = sim[sim.step == T].set_index(["optimizer", "balance", "seed"])
+    start = sim[sim.step == 0].set_index(["optimizer", "seed", "balance"])[metric]
+    end = sim[sim.step == T].set_index(["optimizer", "seed", "balance"])[metric]
+    return ((end - start) / T).rename("drift")
+
+
+def theory_table(sim: pd.DataFrame, predicted: pd.DataFrame) -> pd.DataFrame:
+    """Measured drift per step (mean over seeds, 95% CI) next to the SGD prediction."""
     rows = []
     for quantity, metric, _ in THEORY_PANELS:
-        per_seed = ((end[metric] - start[metric]) / T).rename("drift").reset_index()
+        per_seed = per_seed_drift(sim, metric).reset_index()
         for (opt, b), part in sorted(per_seed.groupby(["optimizer", "balance"]), key=lambda g: (g[0][0] != "sgd", g[0])):
             m, h = ci95(part.drift)
             pred = predicted[(predicted.balance == b) & (predicted.quantity == quantity)].predicted.item()
@@ -202,14 +206,11 @@ def theory_verdicts(sim: pd.DataFrame, table: pd.DataFrame, s: Settings) -> list
     The measured effect is paired over seeds (the same draws at every balance); it counts as CONFIRMED when its
     95% CI excludes 0 on the predicted side. Under SGD the whole curve is also compared with the prediction.
     """
-    T = sim.step.max()
-    start = sim[sim.step == 0].set_index(["optimizer", "seed", "balance"])
-    end = sim[sim.step == T].set_index(["optimizer", "seed", "balance"])
     lines = []
     for opt in ("sgd", "adam"):
         how = (f"sgd (per-prompt step {s.theory_step:g})" if opt == "sgd" else f"adam (lr {s.lr:g})")
         for quantity, metric, _ in THEORY_PANELS:
-            per = ((end.loc[opt][metric] - start.loc[opt][metric]) / T)
+            per = per_seed_drift(sim, metric).loc[opt]
             effects = [per.loc[(seed, 1.0)] - per.loc[(seed, -1.0)] for seed in per.index.get_level_values(0).unique()]
             m, h = ci95(effects)
             part = table[(table.optimizer == opt) & (table.quantity == quantity)].set_index("balance")

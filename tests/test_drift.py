@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import fadesim
@@ -144,15 +144,19 @@ def prompts(draw, max_k=9):
     return logits, correct
 
 
-ADVANTAGE_STRATEGY = st.sampled_from(ADVANTAGES)
+@st.composite
+def drift_cases(draw):
+    """(logits, correct, G, advantage name, params): a random prompt, group size and advantage."""
+    logits, correct = draw(prompts())
+    name, params = draw(st.sampled_from(ADVANTAGES))
+    G = draw(st.integers(params["K"] + 1 if name == "pass_at_k" else 2, 12))
+    return logits, correct, G, name, params
 
 
 @settings(max_examples=150)
-@given(prompt=prompts(), G=st.integers(2, 12), adv=ADVANTAGE_STRATEGY)
-def test_first_order_entropy_term_is_the_entropy_law(prompt, G, adv):
-    logits, correct = prompt
-    name, params = adv
-    assume(name != "pass_at_k" or G > params["K"])
+@given(case=drift_cases())
+def test_first_order_entropy_term_is_the_entropy_law(case):
+    logits, correct, G, name, params = case
     d = drift(name, logits, correct, G, lr=1.0, **params)
     law = expected_entropy_drift(fadesim.profile(name, G, **params), logits, correct).total
     assert abs(float(d["entropy"].first) - law) <= 1e-10 * max(1.0, abs(law))
@@ -175,11 +179,9 @@ def _expected_update(name, params, logits, correct, G):
 
 
 @settings(max_examples=150)
-@given(prompt=prompts(), G=st.integers(2, 12), adv=ADVANTAGE_STRATEGY)
-def test_first_order_terms_are_central_differences_of_the_expected_update(prompt, G, adv):
-    logits, correct = prompt
-    name, params = adv
-    assume(name != "pass_at_k" or G > params["K"])
+@given(case=drift_cases())
+def test_first_order_terms_are_central_differences_of_the_expected_update(case):
+    logits, correct, G, name, params = case
     mean_g = _expected_update(name, params, logits, correct, G)
     d = drift(name, logits, correct, G, lr=1.0, **params)
     h = 1e-5
