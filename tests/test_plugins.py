@@ -216,3 +216,21 @@ def test_trl_plugin_errors():
         trl_trainer("grpo", {"lamda": 1.0})
     with pytest.raises(ValueError, match="sum_then_normalize"):
         trl_trainer("grpo", multi_objective_aggregation="normalize_then_sum")
+
+
+def test_a_failing_verl_registration_warns_naming_the_error(verl_api, monkeypatch):
+    """verl logs plug-in import errors at DEBUG only; fadesim's autoload warns first (and still raises)."""
+    import importlib
+    import sys
+
+    import fadesim.bridge.verl_plugin as plugin
+
+    def broken(**_):
+        raise RuntimeError("estimator registry changed shape")
+
+    monkeypatch.setattr(plugin, "register_verl", broken)
+    monkeypatch.delitem(sys.modules, "fadesim.bridge.verl_autoload", raising=False)
+    with pytest.warns(RuntimeWarning, match="registering fadesim's advantage estimators in verl failed: "
+                                            "RuntimeError: estimator registry changed shape"):
+        with pytest.raises(RuntimeError, match="registry changed shape"):
+            importlib.import_module("fadesim.bridge.verl_autoload")
