@@ -88,6 +88,73 @@ def test_fadesim_estimators_equal_verls_own_on_equal_groups(verl_api, ours, thei
     torch.testing.assert_close(run(f"fadesim_{ours}"), run(theirs, **kw), rtol=1e-5, atol=1e-6)
 
 
+def _verl_data(verl_api, sizes, seed=0, offset=0.0, continuous=False):
+    DataProto = verl_api[0]
+    tlr, mask, index, scores = verl_batch(sizes, seed=seed)
+    if continuous:  # non-binary scores with an offset, as a reward model gives
+        rng = np.random.default_rng(seed + 100)
+        last = mask.sum(dim=-1).long() - 1
+        tlr = torch.zeros_like(tlr)
+        tlr[torch.arange(len(index)), last] = torch.tensor(rng.normal(size=len(index)) + offset, dtype=tlr.dtype)
+    return lambda: DataProto.from_dict(tensors={"token_level_rewards": tlr.clone(), "response_mask": mask},
+                                       non_tensors={"uid": index})
+
+
+SINGLETON_SIZES = [[1] * 6, [1, 4, 1, 7, 2, 1]]  # rollout.n = 1, and a mixed batch
+
+
+@pytest.mark.parametrize("sizes", SINGLETON_SIZES, ids=["all-singletons", "mixed"])
+@pytest.mark.parametrize("ours, theirs, norm", [("grpo", "grpo", True), ("grpo", "grpo", False),
+                                                ("dr_grpo", "grpo", False), ("rloo", "rloo", True)])
+@pytest.mark.parametrize("offset", [0.0, 1000.0])
+def test_verl_settings_and_singletons_match_verls_builtins(verl_api, sizes, ours, theirs, norm, offset):
+    """verl's Dr.GRPO switch read from AlgoConfig (as verl's trainer passes it), groups of one as verl's grpo /
+    rloo, unequal shuffled groups, continuous scores with an offset: equal to verl's own estimator."""
+    _, AlgoConfig, _, compute_advantage = verl_api
+    data = _verl_data(verl_api, sizes, seed=len(sizes), offset=offset, continuous=True)
+    ours_out = compute_advantage(data(), adv_estimator=f"fadesim_{ours}",
+                                 config=AlgoConfig(norm_adv_by_std_in_grpo=norm)).batch["advantages"]
+    theirs_out = compute_advantage(data(), adv_estimator=theirs, config=AlgoConfig(),
+                                   norm_adv_by_std_in_grpo=norm).batch["advantages"]
+    scale = max(1.0, float(theirs_out.abs().max()))
+    torch.testing.assert_close(ours_out, theirs_out, rtol=1e-5, atol=2e-6 * scale)
+
+
+def test_verl_arguments_norm_switch_and_epsilon_are_honoured(verl_api):
+    _, _, core_algos, _ = verl_api
+    from fadesim.bridge.verl_plugin import verl_estimator
+
+    tlr, mask, index, _ = verl_batch([3, 1, 5, 4], seed=7)
+    for kw in ({"norm_adv_by_std_in_grpo": False}, {"epsilon": 1e-2}, {}):
+        ours, _ = verl_estimator("grpo")(token_level_rewards=tlr.clone(), response_mask=mask, index=index, **kw)
+        theirs, _ = core_algos.compute_grpo_outcome_advantage(token_level_rewards=tlr.clone(), response_mask=mask,
+                                                              index=index, **kw)
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6, msg=str(kw))
+
+
+def test_verl_singletons_fadesim_convention_and_refused_settings(verl_api):
+    _, AlgoConfig, _, compute_advantage = verl_api
+    from fadesim.bridge.verl_plugin import verl_estimator
+
+    tlr, mask, index, scores = verl_batch([1, 4, 1, 3], seed=2)
+    own = verl_estimator("grpo", singletons="fadesim")
+    adv, _ = own(token_level_rewards=tlr, response_mask=mask, index=index)
+    alone = np.array([np.sum(index == uid) == 1 for uid in index])
+    assert torch.all(adv[torch.as_tensor(alone)] == 0)
+    expected = fadesim_per_response("grpo", scores[~alone], index[~alone])  # the groups of two or more, alone
+    np.testing.assert_allclose(adv.numpy()[~alone], expected[:, None] * mask.numpy()[~alone], rtol=1e-5, atol=1e-6)
+    only, only_mask, only_index, _ = verl_batch([1] * 4)
+    with pytest.raises(ValueError, match="too small"):
+        own(token_level_rewards=only, response_mask=only_mask, index=only_index)
+    data = _verl_data(verl_api, [4, 4])
+    with pytest.raises(ValueError, match="norm_adv_by_std_in_grpo=False is verl's Dr.GRPO switch"):
+        compute_advantage(data(), adv_estimator="fadesim_psr", config=AlgoConfig(norm_adv_by_std_in_grpo=False))
+    with pytest.raises(ValueError, match="epsilon is verl's GRPO std regulariser"):
+        verl_estimator("rloo")(token_level_rewards=tlr, response_mask=mask, index=index, epsilon=1e-4)
+    with pytest.raises(ValueError, match="singletons must be 'host' or 'fadesim'"):
+        verl_estimator("grpo", singletons="verl")
+
+
 def test_verl_plugin_errors_and_idempotent_registration(verl_api):
     _, _, core_algos, _ = verl_api
     from fadesim.bridge.verl_plugin import register_verl, verl_estimator
