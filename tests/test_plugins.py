@@ -226,17 +226,55 @@ def trl_trainer(advantage="grpo", params=None, *, steps=2, reward=copy_reward, l
     return tr
 
 
-@pytest.mark.parametrize("scale, reward", [("group", copy_reward), ("group", flaky_reward), ("batch", copy_reward)])
-def test_trl_fadesim_grpo_reproduces_trls_own_advantages(scale, reward):
-    """Cross-check of the plumbing: fadesim's GRPO with TRL's eps (1e-4) equals TRL's inline advantages on the
-    same batch, with unscorable completions (None rewards) masked the same way, and for scale_rewards='batch'."""
-    tr = trl_trainer("grpo", {"eps": 1e-4, "scale": scale}, steps=2, reward=reward, scale_rewards=scale)
+def always_none(prompts, completions, **kwargs):
+    return [None for _ in completions]
+
+
+@pytest.mark.parametrize("scale, reward, weights", [
+    ("group", copy_reward, None), ("group", flaky_reward, None), ("batch", copy_reward, None),
+    ("none", copy_reward, None), ("group", [copy_reward, flaky_reward], [1.0, 0.5]),
+    ("batch", [flaky_reward, copy_reward], [2.0, 1.0])])
+def test_trl_default_config_grpo_reproduces_trls_own_advantages(scale, reward, weights):
+    """advantage='grpo' with no advantage_params: TRL's scale_rewards and eps are mapped on, so fadesim equals
+    TRL's inline advantages on the same batch: None rewards masked the same way, weighted reward functions summed."""
+    config = {"scale_rewards": scale} | ({"reward_weights": weights} if weights else {})
+    tr = trl_trainer("grpo", steps=2, reward=reward, **config)
+    assert tr.fadesim_params == {"scale": scale, "eps": 1e-4}
     tr.train()
     last = tr.fadesim_last
     ours = last["advantages"].reshape(-1)[last["local_slice"]]
     torch.testing.assert_close(ours, last["trl_advantages_local"], rtol=1e-5, atol=1e-5)
     if reward is flaky_reward:
         assert not bool(last["mask"].all()) and bool(torch.all(last["advantages"][~last["mask"]] == 0))
+
+
+def test_trl_explicit_eps_is_the_users_and_conflicts_are_errors():
+    tr = trl_trainer("grpo", {"eps": 1e-2}, steps=1)
+    tr.train()
+    last = tr.fadesim_last
+    r = last["rewards"].numpy().astype(np.float64)
+    expected = fadesim.get("grpo", eps=1e-2)(r, mask=last["mask"].numpy())
+    np.testing.assert_allclose(last["advantages"].numpy(), expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="contradicts GRPOConfig.scale_rewards='group'"):
+        trl_trainer("grpo", {"scale": "batch"})
+
+
+def test_trl_settings_that_have_no_meaning_warn_once_or_fail():
+    with pytest.warns(UserWarning, match="scale_rewards='group' .* does not apply to 'psr'"):
+        trl_trainer("psr")
+    for name, scale in (("psr", "batch"), ("w_reinforce", "none"), ("focal", "batch"), ("dr_grpo", "batch")):
+        with pytest.raises(ValueError, match="cannot be honoured"):
+            trl_trainer(name, scale_rewards=scale)
+    trl_trainer("dr_grpo", scale_rewards="none")  # Dr.GRPO is unscaled by definition: nothing to refuse
+
+
+def test_trl_all_none_rewards_are_an_error_before_any_update():
+    tr = trl_trainer("grpo", steps=1, reward=always_none)
+    before = {k: v.detach().clone() for k, v in tr.model.state_dict().items()}
+    with pytest.raises(ValueError, match="every reward function returned None"):
+        tr.train()
+    for k, v in tr.model.state_dict().items():
+        assert torch.equal(v, before[k]), k
 
 
 @pytest.mark.parametrize("name, params", [("w_reinforce", {"lam": 0.1}), ("psr", {}), ("fade", {}),
@@ -270,7 +308,9 @@ def test_trl_fade_entropy_signal_equals_trls_logged_entropy():
 
 
 def test_trl_fadesim_grpo_raises_the_reward():
-    tr = trl_trainer("grpo", steps=40, lr=1e-2)
+    # the configuration this test was written with (fadesim's eps 1e-6, now explicit since grpo defaults to
+    # TRL's 1e-4); this fixed-seed 40-step run is sensitive: with eps 1e-4 it does not rise (see the closing note)
+    tr = trl_trainer("grpo", {"eps": 1e-6}, steps=40, lr=1e-2)
     tr.train()
     rewards = [row["reward_mean"] for row in tr.fadesim_history]
     assert np.mean(rewards[-8:]) > np.mean(rewards[:8]) + 0.15, (np.mean(rewards[:8]), np.mean(rewards[-8:]))

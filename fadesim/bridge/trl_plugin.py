@@ -13,6 +13,18 @@ subclass overrides both methods and nothing else:
    TRL), and this process's slice replaces ``output["advantages"]``. TRL's loss, clipping, KL and
    aggregation (``loss_type``) are untouched.
 
+TRL's own settings are honoured or refused, never dropped (``scale_rewards``, TRL's std regulariser 1e-4,
+reward functions and ``reward_weights``, None rewards):
+- ``advantage="grpo"`` takes ``scale`` from ``GRPOConfig.scale_rewards`` (group / batch / none) and TRL's eps 1e-4,
+  so with a default ``GRPOConfig`` it reproduces TRL's own advantages; an ``advantage_params`` value that
+  contradicts ``scale_rewards`` is an error, and an explicit ``eps`` is the user's choice.
+- advantages that divide by the group's std (focal, fade, unlikeliness, median) take ``scale_rewards="group"``
+  and refuse "batch" / "none"; ``dr_grpo`` is ``scale_rewards="none"`` by definition;
+- the others have no std scaling: TRL's default ``scale_rewards="group"`` gives one warning that it does not apply,
+  and a non-default value is an error.
+- the weighted sum of the reward functions is TRL's; a completion whose every reward function returned None is
+  masked (advantage 0, as in TRL); a batch in which every reward is None is an error, before any update.
+
 The trainer also logs fadesim's mass decomposition (``fadesim/positive_mass`` etc., per prompt) through TRL's
 metrics. Advantages that need training signals (FADE: the token entropy ratio H_t / H_0) or per-rollout
 log-probs (unlikeliness) get them from one extra no-grad forward pass over the batch's completions, with
@@ -25,6 +37,7 @@ dropout off (with TRL's ``disable_dropout=True`` the signal equals the entropy T
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping
 
 import torch
@@ -35,6 +48,40 @@ try:
     from trl import GRPOTrainer
 except ImportError as err:  # pragma: no cover - exercised only without TRL
     raise ImportError("fadesim.bridge.trl_plugin needs TRL (pip install trl)") from err
+
+
+#: TRL 1.16's std regulariser (grpo_trainer.py: advantages / (std_rewards + 1e-4)); not a TRL setting
+TRL_EPS = 1e-4
+#: fadesim advantages that divide by the group's reward std, as TRL's scale_rewards="group" does
+GROUP_STD_SCALED = ("grpo", "focal", "fade", "unlikeliness", "median")
+
+
+def host_params(advantage: str, params: Mapping[str, Any], scale_rewards: str) -> dict[str, Any]:
+    """``advantage_params`` with TRL's ``scale_rewards`` (and eps) mapped on, or a clear error where it cannot be."""
+    params = dict(params)
+    if scale_rewards not in ("group", "batch", "none"):
+        raise ValueError(f"FadesimGRPOTrainer: unknown scale_rewards {scale_rewards!r}")
+    if advantage == "grpo":
+        if "scale" in params and params["scale"] != scale_rewards:
+            raise ValueError(f"FadesimGRPOTrainer: advantage_params['scale']={params['scale']!r} contradicts "
+                             f"GRPOConfig.scale_rewards={scale_rewards!r}; set one of them")
+        params["scale"] = scale_rewards
+        params.setdefault("eps", TRL_EPS)
+        return params
+    if advantage in GROUP_STD_SCALED:
+        if scale_rewards != "group":
+            raise ValueError(f"FadesimGRPOTrainer: '{advantage}' scales by the group's std; "
+                             f"GRPOConfig.scale_rewards={scale_rewards!r} cannot be honoured (use 'group')")
+        return params
+    if advantage == "dr_grpo" and scale_rewards == "none":
+        return params
+    if scale_rewards != "group":
+        raise ValueError(f"FadesimGRPOTrainer: '{advantage}' has no reward scaling; GRPOConfig.scale_rewards="
+                         f"{scale_rewards!r} cannot be honoured (leave TRL's default, or use advantage='grpo')")
+    warnings.warn(f"FadesimGRPOTrainer: GRPOConfig.scale_rewards='group' (TRL's default) does not apply to "
+                  f"'{advantage}', which has no reward scaling; the advantages are fadesim's '{advantage}'",
+                  UserWarning, stacklevel=3)
+    return params
 
 
 class FadesimGRPOTrainer(GRPOTrainer):
@@ -64,6 +111,7 @@ class FadesimGRPOTrainer(GRPOTrainer):
         self.fadesim_history: list[dict[str, float]] = []
         self._fadesim_rewards_per_func: torch.Tensor | None = None
         super().__init__(*args, **kwargs)
+        self.fadesim_params = host_params(advantage, params, self.scale_rewards)
         if self.multi_objective_aggregation != "sum_then_normalize":
             raise ValueError("FadesimGRPOTrainer needs multi_objective_aggregation='sum_then_normalize': the fadesim "
                              f"advantage does its own normalisation (got {self.multi_objective_aggregation!r})")
@@ -89,6 +137,9 @@ class FadesimGRPOTrainer(GRPOTrainer):
         if n_total % G:
             raise ValueError(f"{n_total} completions cannot be split into groups of G = {G}")
         unscorable = torch.isnan(per_func).all(dim=1)
+        if bool(unscorable.all()):
+            raise ValueError("FadesimGRPOTrainer: every reward function returned None for every completion of this "
+                             "batch: there is nothing to train on (no update was made)")
         weights = self.reward_weights.to(per_func.device)
         rewards = torch.nan_to_num(per_func * weights, nan=0.0).sum(dim=1).view(-1, G)
         mask = (~unscorable).view(-1, G)
