@@ -132,6 +132,30 @@ def test_verl_arguments_norm_switch_and_epsilon_are_honoured(verl_api):
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6, msg=str(kw))
 
 
+def test_verl_float64_inputs_and_non_binary_ties(verl_api):
+    """float64 token rewards keep their dtype and match verl; on an all-equal non-binary group fadesim gives exactly
+    0 where verl's float arithmetic may leave a residue (the documented difference), elsewhere they agree."""
+    _, _, core_algos, _ = verl_api
+    from fadesim.bridge.verl_plugin import verl_estimator
+
+    tlr, mask, index, _ = verl_batch([4, 1, 6, 3], seed=9)
+    tlr = tlr.double() * 0.37 + 1000.0 * (tlr != 0)  # continuous, offset, float64
+    ours, _ = verl_estimator("grpo")(token_level_rewards=tlr.clone(), response_mask=mask.double(), index=index)
+    theirs, _ = core_algos.compute_grpo_outcome_advantage(token_level_rewards=tlr.clone(), response_mask=mask.double(),
+                                                          index=index)
+    assert ours.dtype == torch.float64
+    torch.testing.assert_close(ours, theirs, rtol=1e-9, atol=1e-9)
+    T = 5
+    ties = torch.zeros((6, T), dtype=torch.float32)
+    ties[:, -1] = 0.7  # one group of six equal non-binary scores
+    tie_mask, tie_index = torch.ones_like(ties), np.array(["u"] * 6, dtype=object)
+    ours, _ = verl_estimator("grpo")(token_level_rewards=ties.clone(), response_mask=tie_mask, index=tie_index)
+    theirs, _ = core_algos.compute_grpo_outcome_advantage(token_level_rewards=ties.clone(), response_mask=tie_mask,
+                                                          index=tie_index)
+    assert torch.all(ours == 0)
+    assert float(theirs.abs().max()) < 0.05  # verl: 0 or a rounding residue of the float32 mean
+
+
 def test_verl_singletons_fadesim_convention_and_refused_settings(verl_api):
     _, AlgoConfig, _, compute_advantage = verl_api
     from fadesim.bridge.verl_plugin import verl_estimator
@@ -213,8 +237,9 @@ def trl_trainer(advantage="grpo", params=None, *, steps=2, reward=copy_reward, l
     model = GPT2LMHeadModel(GPT2Config(vocab_size=tok.vocab_size, n_positions=16, n_embd=32, n_layer=2, n_head=2,
                                        bos_token_id=1, eos_token_id=2, pad_token_id=0))
     ds = Dataset.from_dict({"prompt": [f"{c}=" for c in SYMBOLS] * 64, "answer": list(SYMBOLS) * 64})
+    config = {"per_device_train_batch_size": 64} | config
     args = GRPOConfig(output_dir=tempfile.mkdtemp(), use_cpu=True, bf16=False, report_to=[], disable_tqdm=True,
-                      per_device_train_batch_size=64, num_generations=8, max_completion_length=2, max_steps=steps,
+                      num_generations=8, max_completion_length=2, max_steps=steps,
                       logging_steps=1, save_strategy="no", learning_rate=lr, lr_scheduler_type="constant", seed=0,
                       **config)
     cls = FadesimGRPOTrainer
@@ -246,6 +271,14 @@ def test_trl_default_config_grpo_reproduces_trls_own_advantages(scale, reward, w
     torch.testing.assert_close(ours, last["trl_advantages_local"], rtol=1e-5, atol=1e-5)
     if reward is flaky_reward:
         assert not bool(last["mask"].all()) and bool(torch.all(last["advantages"][~last["mask"]] == 0))
+
+
+def test_trl_default_grpo_matches_trl_with_gradient_accumulation():
+    tr = trl_trainer("grpo", steps=2, gradient_accumulation_steps=2, per_device_train_batch_size=32)
+    tr.train()
+    last = tr.fadesim_last
+    ours = last["advantages"].reshape(-1)[last["local_slice"]]
+    torch.testing.assert_close(ours, last["trl_advantages_local"], rtol=1e-5, atol=1e-5)
 
 
 def test_trl_explicit_eps_is_the_users_and_conflicts_are_errors():
