@@ -326,6 +326,9 @@ def test_trl_loss_receives_the_registry_functions_advantages(name, params):
     # what TRL's loss saw in the last step: the same values (TRL shuffles the batch, so compare sorted)
     seen = torch.sort(tr.loss_advantages[-1].reshape(-1)).values
     torch.testing.assert_close(seen, torch.sort(last["advantages"].reshape(-1)).values)
+    # TRL's completions table shows the advantages the loss used, not TRL's own
+    n = last["advantages"].numel()
+    assert list(tr._logs["advantages"])[-n:] == last["advantages"].reshape(-1).tolist()
     logged = tr.state.log_history[0]
     assert {"fadesim/positive_mass", "fadesim/negative_mass", "fadesim/sign_balance", "fadesim/ess"} <= set(logged)
     if name == "psr":

@@ -22,6 +22,8 @@ reward functions and ``reward_weights``, None rewards):
   and refuse "batch" / "none"; ``dr_grpo`` is ``scale_rewards="none"`` by definition;
 - the others have no std scaling: TRL's default ``scale_rewards="group"`` gives one warning that it does not apply,
   and a non-default value is an error.
+- on an all-equal non-binary group fadesim's GRPO is exactly 0 where TRL's float32 arithmetic leaves a residue
+  (e.g. -7.45e-5 on every row): the two differ there by that residue;
 - the weighted sum of the reward functions is TRL's; a completion whose every reward function returned None is
   masked (advantage 0, as in TRL); a batch in which every reward is None is an error, before any update.
 
