@@ -107,7 +107,7 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
 
         dh, hh = paired(fb, "hardness", g_lo, g_hi)
         de, he = paired(fb, "ess", g_lo, g_hi)
-        lines.append(f"[{task}, {d}] hard focus moves the mass to hard prompts and costs sample size: "
+        lines.append(f"[toy regime, {task}, adam, {d}] hard focus moves the mass to hard prompts and costs sample size: "
                      f"{verdict(dh - hh > 0 and de + he < 0)} (gamma {g_lo:g} -> {g_hi:g}: mass hardness "
                      f"{dh:+.3f} +- {hh:.3f}, batch ESS {de:+.1f} +- {he:.1f} of {s.n_prompts} prompts)")
         start = train[train.step == 0].set_index(["seed", "gamma"])["pass@1_hard"]
@@ -115,12 +115,12 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
         by_gamma = gain.groupby("gamma").gain.mean()
         best = float(by_gamma.drop(g_lo).idxmax())
         m, h = paired(gain, "gain", g_lo, best)
-        lines.append(f"[{task}, {d}] hard focus speeds up learning on hard prompts: {verdict(m - h > 0)} "
+        lines.append(f"[toy regime, {task}, adam, {d}] hard focus speeds up learning on hard prompts: {verdict(m - h > 0)} "
                      f"(pass@1 gain on initially hard prompts, best gamma = {best:g} minus gamma = {g_lo:g}: "
                      f"{m:+.4f} +- {h:.4f}; gains by gamma: " + ", ".join(f"{g:g}: {v:.3f}" for g, v in by_gamma.items()) + ")")
         th = theory[theory.difficulty == d].set_index("gamma")
         meas = fb.groupby("gamma")[["hardness", "ess"]].mean()
-        lines.append(f"[{task}, {d}] closed form vs first batch: max |hardness error| "
+        lines.append(f"[toy regime, {task}, adam, {d}] closed form vs first batch: max |hardness error| "
                      f"{float(np.max(np.abs(meas.hardness - th.hardness))):.3f}, max |ESS/N error| "
                      f"{float(np.max(np.abs(meas.ess / s.n_prompts - th.ess_fraction))):.3f}")
     return lines

@@ -141,9 +141,10 @@ def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
     by_adv = table.groupby("advantage")[["entropy drift LLM", "entropy drift sim"]].mean()
     order_llm = list(by_adv["entropy drift LLM"].sort_values().index)
     order_sim = list(by_adv["entropy drift sim"].sort_values().index)
-    print(f"simulation predicts the sign of the entropy drift: {verdict(bool(agree.all()))} "
+    rung = "[toy bandit rung (adam) -> LLM bridge rung (AdamW)]"
+    print(f"{rung} simulation predicts the sign of the entropy drift: {verdict(bool(agree.all()))} "
           f"({int(agree.sum())}/{len(agree)} runs agree)")
-    print(f"simulation predicts the ordering of entropy drift across advantages: {verdict(order_llm == order_sim)} "
+    print(f"{rung} simulation predicts the ordering of entropy drift across advantages: {verdict(order_llm == order_sim)} "
           f"(LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
     curves = pd.concat(rows, ignore_index=True)
     curves["line"] = (curves.source == "LLM").astype(float)

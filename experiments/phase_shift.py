@@ -137,13 +137,13 @@ def verdicts(prog: pd.DataFrame) -> list[str]:
         h_early = prog[(prog.task == task) & (prog.phase == "early")].start_entropy.mean()
         h_late = prog[(prog.task == task) & (prog.phase == "late")].start_entropy.mean()
         lines += [
-            f"[{task}] phases: early starts at entropy {h_early:.3f}, late at {h_late:.3f} (ratio {h_late / h_early:.2f})",
-            f"[{task}] best static early: gamma = {ge:g}, lam_neg = {le:g} (pass@1 gain {me * 1e3:.3f} +- {he * 1e3:.3f} "
+            f"[toy regime, {task}, adam] phases: early starts at entropy {h_early:.3f}, late at {h_late:.3f} (ratio {h_late / h_early:.2f})",
+            f"[toy regime, {task}, adam] best static early: gamma = {ge:g}, lam_neg = {le:g} (pass@1 gain {me * 1e3:.3f} +- {he * 1e3:.3f} "
             f"per 1000 steps); late: gamma = {gl:g}, lam_neg = {ll:g} ({ml * 1e3:.3f} +- {hl * 1e3:.3f})",
-            f"[{task}] exploration favours balance (0.75 <= lam_neg <= 1.25): {verdict(0.75 <= le <= 1.25)} (best early lam_neg = {le:g})",
-            f"[{task}] exploration favours hard focus (gamma >= 1): {verdict(ge >= 1)} (best early gamma = {ge:g})",
-            f"[{task}] exploitation favours suppressing negatives (lam_neg < 1): {verdict(ll < 1)} (best late lam_neg = {ll:g})",
-            f"[{task}] exploitation favours medium focus (gamma below early's, or 0): {verdict(gl < ge or gl == 0)} "
+            f"[toy regime, {task}, adam] exploration favours balance (0.75 <= lam_neg <= 1.25): {verdict(0.75 <= le <= 1.25)} (best early lam_neg = {le:g})",
+            f"[toy regime, {task}, adam] exploration favours hard focus (gamma >= 1): {verdict(ge >= 1)} (best early gamma = {ge:g})",
+            f"[toy regime, {task}, adam] exploitation favours suppressing negatives (lam_neg < 1): {verdict(ll < 1)} (best late lam_neg = {ll:g})",
+            f"[toy regime, {task}, adam] exploitation favours medium focus (gamma below early's, or 0): {verdict(gl < ge or gl == 0)} "
             f"(best late gamma = {gl:g})",
         ]
     return lines
