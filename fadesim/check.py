@@ -391,14 +391,10 @@ def _prop_dtype(spec: AdvantageSpec, case: Case) -> None:
 def _prop_singletons(spec: AdvantageSpec, case: Case) -> None:
     # the drawn rewards' first rollouts as groups of one, plus a correct, a wrong and a continuous one
     r = np.concatenate([case.rewards[:, :1], [[0.0], [1.0], [0.3]]])
-    kw: dict[str, Any] = {}
-    if spec.needs_logprobs:
-        kw["logprobs"] = np.full_like(r, -1.0)
-    if spec.needs_signals:
-        kw["signals"] = dict(case.signals or {})
+    alone = Case(rewards=r, logprobs=np.full_like(r, -1.0) if spec.needs_logprobs else None, signals=case.signals)
     minimum = spec.min_group_size if spec.declared_min_group_size is None else spec.declared_min_group_size
     try:
-        out = _np(spec.fn(r, **kw))
+        out = _np(call(spec, alone, "numpy"))
     except ValueError:
         assert spec.refuses_singletons, "groups of one raised ValueError although the declared minimum group size is 1"
         return

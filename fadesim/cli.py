@@ -147,9 +147,7 @@ DECLARABLE = ("mean_centred", "scale_invariant", "needs_logprobs", "needs_signal
 
 def cmd_check(args: argparse.Namespace) -> int:
     import fadesim
-    from fadesim.check import AdvantageSpec, spec_from_registry
-
-    from fadesim.check import PROPERTIES
+    from fadesim.check import PROPERTIES, AdvantageSpec, spec_from_registry
 
     only = list(dict.fromkeys(args.only or [])) or None
     for prop in only or []:

@@ -56,7 +56,7 @@ HOST_SINGLETONS: dict[str, Callable[[torch.Tensor, bool, float], torch.Tensor]] 
 VERL_GRPO_EPSILON = 1e-6  # the default epsilon of verl 0.9.1's compute_grpo_outcome_advantage
 
 
-def _host_setting(name: str, extras: dict[str, Any], config: Any, key: str, default: Any) -> Any:
+def _host_setting(extras: dict[str, Any], config: Any, key: str, default: Any) -> Any:
     """A verl setting passed as an argument, else read from verl's AlgoConfig, else verl's default."""
     if key in extras:
         return extras.pop(key)
@@ -100,8 +100,8 @@ def verl_estimator(name: str, singletons: str = "host", **params: Any) -> Callab
 
     def estimator(token_level_rewards: torch.Tensor, response_mask: torch.Tensor, index: Any = None,
                   config: Any = None, **extras: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        normalise = bool(_host_setting(name, extras, config, "norm_adv_by_std_in_grpo", True))
-        epsilon = _host_setting(name, extras, {}, "epsilon", None)
+        normalise = bool(_host_setting(extras, config, "norm_adv_by_std_in_grpo", True))
+        epsilon = extras.pop("epsilon", None)  # an argument of verl's GRPO only, not an AlgoConfig field
         if not normalise and name not in ("grpo", "dr_grpo"):
             raise ValueError(f"{PREFIX}{name}: norm_adv_by_std_in_grpo=False is verl's Dr.GRPO switch and has no "
                              f"meaning for '{name}'; use {PREFIX}dr_grpo, or leave it True")
