@@ -3,16 +3,26 @@ G = 16, 200 GRPO steps with Adam): a per-prompt Python loop, the numpy reference
 over 8 seeds; then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16 x 1000 steps) as one
 jitted, vmapped call. Prints rollouts per second and ratios.
 
-    python benchmarks/simulator.py [--loop-steps 5] [--reference-steps 20]
+    python benchmarks/simulator.py [--loop-steps 5] [--reference-steps 20] [--sweep-steps 1000] [--no-scale-out]
 
 The Python loop and the numpy reference run --loop-steps / --reference-steps steps and are scaled linearly
 to 200 (their cost per step is constant); the jax runs are timed in full, after a compile call.
+
+Scale-out (last): the same full sweep on 1 vs 2 virtual CPU devices (``simulate(devices=...)``, in a child
+process started with XLA_FLAGS=--xla_force_host_platform_device_count=2, both timed after their compile),
+and as 8 experiment units (one per seed, 21 balances each) through ``run_units`` on a local Ray cluster with
+1 vs 2 CPUs (each in its own child process; wall time of the whole run_units call, workers' start-up and
+compilation included, since that is what a sweep pays).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -55,12 +65,94 @@ def timed(fn) -> float:
     return time.perf_counter() - t
 
 
+def _sweep_cfg(steps: int) -> SimConfig:
+    return SimConfig(advantage="sign_balanced", G=G, steps=steps, log_every=50 if steps % 50 == 0 else steps,
+                     optimizer="adam", lr=0.02)
+
+
+def _task():
+    return make_task("bandit", n_prompts=N, n_answers=K, n_correct=3, difficulty="mixed", seed=0)
+
+
+def _devices_child(steps: int) -> dict:
+    """In a process that sees 2 virtual CPU devices: the full sweep on 1 and on 2 of them, after compiling."""
+    task, cfg = _task(), _sweep_cfg(steps)
+    sweep, seeds = {"balance": list(np.linspace(-1, 1, 21))}, list(range(8))
+    out = {}
+    for n in (1, 2):
+        simulate(task, cfg, seeds=seeds, sweep=sweep, devices=n)  # compile
+        out[n] = timed(lambda: simulate(task, cfg, seeds=seeds, sweep=sweep, devices=n))
+    return out
+
+
+def _unit_compute(steps: int):
+    task, cfg = _task(), _sweep_cfg(steps)
+
+    def compute(spec):
+        return simulate(task, cfg, seeds=[spec["seed"]], sweep={"balance": list(np.linspace(-1, 1, 21))}).to_frame()
+
+    return compute
+
+
+def _ray_child(steps: int, cpus: int) -> float:
+    """8 units (one per seed) through run_units on a fresh local Ray cluster with ``cpus`` CPUs."""
+    from fadesim.experiment import Executor, run_units
+    from fadesim.results import ResultStore
+
+    executor = Executor("ray", num_cpus=cpus)
+    executor.connect()
+    specs = [{"benchmark": "sign_axis_sweep", "seed": s, "steps": steps} for s in range(8)]
+    with tempfile.TemporaryDirectory() as root:
+        return timed(lambda: run_units(specs, _unit_compute(steps), ResultStore(root), f"ray, {cpus} cpu",
+                                       executor))
+
+
+def _child(args: list[str], env: dict | None = None) -> dict:
+    proc = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark child {args} failed:\n{proc.stderr[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def scale_out(steps: int) -> None:
+    total = 21 * 8 * N * G * steps
+    print(f"\nscale-out, sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x {steps} steps = "
+          f"{total:,} rollouts)")
+    dev = _child(["--child-devices", str(steps)], {"XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
+    print(f"  simulate on 1 virtual CPU device: {dev['1']:7.1f} s;  on 2: {dev['2']:7.1f} s;  "
+          f"speed-up {dev['1'] / dev['2']:.2f}x (after compile)")
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        print("  Ray: not installed (pip install -e '.[ray]'), skipped")
+        return
+    one = _child(["--child-ray", str(steps), "1"])["seconds"]
+    two = _child(["--child-ray", str(steps), "2"])["seconds"]
+    print(f"  run_units on Ray, 8 units: 1 CPU {one:7.1f} s;  2 CPUs {two:7.1f} s;  speed-up {one / two:.2f}x "
+          "(start-up and compilation included)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--loop-steps", type=int, default=5)
     ap.add_argument("--reference-steps", type=int, default=20)
+    ap.add_argument("--sweep-steps", type=int, default=1000, help="steps of the full sweep (and the scale-out)")
+    ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
+    ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
+    ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--child-ray", type=int, nargs=2, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    task = make_task("bandit", n_prompts=N, n_answers=K, n_correct=3, difficulty="mixed", seed=0)
+    if args.child_devices is not None:
+        print(json.dumps(_devices_child(args.child_devices)))
+        return 0
+    if args.child_ray is not None:
+        print(json.dumps({"seconds": _ray_child(*args.child_ray)}))
+        return 0
+    if args.only_scale_out:
+        scale_out(args.sweep_steps)
+        return 0
+    task = _task()
     rollouts = N * G * STEPS
     cfg = SimConfig(advantage="grpo", G=G, steps=STEPS, log_every=10, optimizer="adam", lr=0.02)
 
@@ -81,12 +173,14 @@ def main() -> int:
         print(f"{name:28s} {per_run:12.3f} {rollouts / per_run:14,.0f} {t_loop / per_run:9.1f} {t_ref / per_run:9.1f}")
 
     balances = list(np.linspace(-1, 1, 21))
-    sweep_cfg = SimConfig(advantage="sign_balanced", G=G, steps=1000, log_every=50, optimizer="adam", lr=0.02)
+    sweep_cfg = _sweep_cfg(args.sweep_steps)
     t_compile_and_run = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
     t_sweep = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
-    total = 21 * 8 * N * G * 1000
-    print(f"full sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x 1000 steps = {total:,} rollouts): "
+    total = 21 * 8 * N * G * args.sweep_steps
+    print(f"full sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x {args.sweep_steps} steps = {total:,} rollouts): "
           f"{t_sweep:.1f} s after compile ({t_compile_and_run:.1f} s including compile), {total / t_sweep:,.0f} rollouts/s")
+    if not args.no_scale_out:
+        scale_out(args.sweep_steps)
     return 0
 
 

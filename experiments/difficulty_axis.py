@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import ci95, parse_settings, run_units, verdict  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
+                                run_units, verdict)
 from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -59,7 +60,7 @@ def gammas(s: Settings) -> list[float]:
     return [float(g) for g in s.gammas.split(",")]
 
 
-def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
+def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     """One unit per (task, difficulty, seed, phase): all gammas vmapped. Phase 'first' is one step (theory overlay)."""
     tasks: dict[tuple[str, str], object] = {}
 
@@ -77,7 +78,7 @@ def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
     specs = [{"experiment": "difficulty_axis", "task": t, "difficulty": d, "seed": seed, "phase": phase,
               **dataclasses.asdict(s)}
              for t in s.tasks.split(",") for phase in ("first", "train") for d in DIFFICULTIES for seed in range(s.seeds)]
-    return run_units(specs, compute, store, "difficulty-axis sweep")
+    return run_units(specs, compute, store, "difficulty-axis sweep", executor)
 
 
 def theory_table(s: Settings) -> pd.DataFrame:
@@ -170,10 +171,11 @@ def make_figures(df: pd.DataFrame, theory: pd.DataFrame, n_prompts: int, figures
 
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "difficulty_axis")
+    executor = executor_from_args(args)
     theory = theory_table(settings)
     print(f"Closed form (F-GRPO, G = {settings.G}): mass hardness and ESS per group")
     print(theory.to_string(index=False, float_format=lambda v: f"{v:7.4f}"))
-    df = run_sweep(settings, ResultStore(Path(args.out) / suffix))
+    df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     for line in verdicts(df, theory, settings):
         print(line)
     for path in make_figures(df, theory, settings.n_prompts, Path(args.figures), suffix):

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import ci95, parse_settings, run_units, verdict  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
+                                run_units, verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -103,7 +104,7 @@ def _runs(s: Settings) -> list[dict]:
     return [dict(u, seeds=split, **{"settings": dataclasses.asdict(s)}) for u in units for split in ("tune", "eval")]
 
 
-def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
+def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     tasks: dict[tuple[str, str], object] = {}
 
     def compute(spec: dict) -> pd.DataFrame:
@@ -120,7 +121,7 @@ def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
         df["setting"] = df.apply(lambda row: ",".join(hp + [f"{c}={row[c]:g}" for c in sweep_cols]) or "default", axis=1)
         return df
 
-    return run_units(_runs(s), compute, store, "fade-vs-static sweep")
+    return run_units(_runs(s), compute, store, "fade-vs-static sweep", executor)
 
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
@@ -202,7 +203,8 @@ def make_figures(summary: pd.DataFrame, table: pd.DataFrame, figures: Path, suff
 
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "fade_vs_static")
-    df = run_sweep(settings, ResultStore(Path(args.out) / suffix))
+    executor = executor_from_args(args)
+    df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     summary = summarise(df)
     lines, table = verdicts(summary)
     with pd.option_context("display.width", 200, "display.max_rows", 200):

@@ -26,7 +26,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import ci95, parse_settings, run_units, verdict  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
+                                run_units, verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -86,7 +87,7 @@ def starting_tasks(task_name: str, s: Settings) -> dict[str, object]:
     return {"early": early, "late": late}
 
 
-def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
+def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     tasks: dict[str, dict[str, object]] = {}
     cells = grid(s)
     sweep = {"gamma_explore": [g for g, _ in cells], "gamma_exploit": [g for g, _ in cells],
@@ -104,7 +105,7 @@ def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
 
     specs = [{"experiment": "phase_shift", "task": t, "phase": ph, "seed": seed, **dataclasses.asdict(s)}
              for t in s.tasks.split(",") for ph in ("early", "late") for seed in range(s.seeds)]
-    return run_units(specs, compute, store, "phase-shift sweep")
+    return run_units(specs, compute, store, "phase-shift sweep", executor)
 
 
 def progress(df: pd.DataFrame, metric: str = "pass@1") -> pd.DataFrame:
@@ -164,7 +165,8 @@ def make_figures(prog: pd.DataFrame, figures: Path, suffix: str) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "phase_shift")
-    df = run_sweep(settings, ResultStore(Path(args.out) / suffix))
+    executor = executor_from_args(args)
+    df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     prog = progress(df)
     for line in verdicts(prog):
         print(line)

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import ci95, parse_settings, run_units, verdict  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
+                                run_units, verdict)
 from fadesim.plots import over_time_figure, prediction_figure, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -95,7 +96,7 @@ def build_task(s: Settings, name: str):
     return make_task(name, **kw)
 
 
-def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
+def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     """One unit per (task, seed): all balances of that seed in one jitted, vmapped call. Resumable."""
     cfg = SimConfig(advantage="sign_balanced", G=s.G, steps=s.steps, log_every=s.log_every,
                     optimizer="adam", lr=s.lr)
@@ -109,7 +110,7 @@ def run_sweep(s: Settings, store: ResultStore) -> pd.DataFrame:
 
     specs = [{"experiment": "sign_axis", "task": t, "seed": seed, **dataclasses.asdict(s)}
              for t in s.tasks for seed in range(s.seeds)]
-    return run_units(specs, compute, store, "sign-axis sweep")
+    return run_units(specs, compute, store, "sign-axis sweep", executor)
 
 
 def verdicts(df: pd.DataFrame) -> list[str]:
@@ -166,7 +167,7 @@ def predicted_drift(s: Settings) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_theory_check(s: Settings, store: ResultStore) -> pd.DataFrame:
+def run_theory_check(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     """One unit per optimizer: every balance x theory_seeds for theory_steps steps on the bandit. Resumable."""
     task = build_task(s, "bandit")
     cfgs = theory_configs(s)
@@ -176,7 +177,7 @@ def run_theory_check(s: Settings, store: ResultStore) -> pd.DataFrame:
                         sweep={"balance": balances(s)}).to_frame()
 
     specs = [{"experiment": "sign_axis_theory", "optimizer": name, **dataclasses.asdict(s)} for name in cfgs]
-    return run_units(specs, compute, store, "sign-axis theory check")
+    return run_units(specs, compute, store, "sign-axis theory check", executor)
 
 
 def per_seed_drift(sim: pd.DataFrame, metric: str) -> pd.Series:
@@ -264,6 +265,7 @@ def make_figures(df: pd.DataFrame, figures: Path, suffix: str) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "sign_axis")
+    executor = executor_from_args(args)
     print(f"Exact gradient mass per group, G = {settings.G}, p ~ '{settings.difficulty}' difficulty (theory.profile):")
     print(exact_mass_table(settings).to_string(index=False, float_format=lambda v: f"{v:8.4f}"))
     predicted = predicted_drift(settings)
@@ -274,9 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {quantity:16s} " + " / ".join(f"{part.predicted.loc[b]:+.3e}" for b in (-1.0, 0.0, 1.0))
               + f"   (first-order part {part['first'].loc[0.0]:+.3e}, the same at every b)")
     store = ResultStore(Path(args.out) / suffix)
-    sim = run_theory_check(settings, store)
+    sim = run_theory_check(settings, store, executor)
     table = theory_table(sim, predicted)
-    df = run_sweep(settings, store)
+    df = run_sweep(settings, store, executor)
     print(f"\n{len(df)} rows in {Path(args.out) / suffix}")
     for line in theory_verdicts(sim, table, settings) + verdicts(df):
         print(line)

@@ -21,6 +21,7 @@ class SimResult:
     sweep: Mapping[str, tuple[float, ...]]  # name -> one value per configuration (zipped)
     steps: np.ndarray  # (n_logs,) update counts: 0, log_every, ..., steps
     metrics: Mapping[str, np.ndarray]  # name -> (n_configs, n_seeds, n_logs)
+    devices: tuple[str, ...] = ()  # the jax devices the runs were computed on (simulate); () for the reference
 
     @property
     def n_configs(self) -> int:

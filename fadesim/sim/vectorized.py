@@ -7,6 +7,7 @@ from typing import Any, Mapping, Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from fadesim.sim.config import SimConfig
 from fadesim.sim.result import SimResult
@@ -42,22 +43,56 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
     return run
 
 
-_COMPILED: dict[tuple[int, str, str, bool], Any] = {}
+_COMPILED: dict[tuple[Any, ...], Any] = {}
 
 
-def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any, has_sweep: bool) -> Any:
-    """jit(vmap over configurations (vmap over seeds (run))), cached so repeated calls do not recompile."""
-    key = (id(task), repr(cfg), jnp.dtype(dtype).name, has_sweep)
+def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any) -> Any:
+    """jit(vmap over runs (run)), one run per (configuration, seed), cached so repeated calls do not recompile.
+
+    The runs axis is flat (configurations x seeds), so it can be sharded over devices; the compiled program
+    follows its inputs' sharding, so one cache entry serves every device set.
+    """
+    key = (id(task), repr(cfg), jnp.dtype(dtype).name)
     if key not in _COMPILED:
-        over_seeds = jax.vmap(build_run(task, cfg, dtype), in_axes=(0, None))
-        if has_sweep:
-            fn = jax.vmap(over_seeds, in_axes=(None, 0))
-        else:
-            def fn(keys: Any, hp: Any) -> Any:
-                return jax.tree.map(lambda x: x[None], over_seeds(keys, hp))
+        fn = jax.jit(jax.vmap(build_run(task, cfg, dtype), in_axes=(0, 0)))
         _COMPILED.clear() if len(_COMPILED) > 32 else None
-        _COMPILED[key] = (task, jax.jit(fn))  # keep the task alive so its id is not reused
+        _COMPILED[key] = (task, fn)  # keep the task alive so its id is not reused
     return _COMPILED[key][1]
+
+
+def resolve_devices(devices: int | Sequence[Any] | None) -> list[Any]:
+    """``None``: every device of jax's default backend; an int n: the first n; or an explicit device list."""
+    available = jax.devices()
+    if devices is None:
+        return list(available)
+    if isinstance(devices, (bool, np.bool_)) or not isinstance(devices, (int, np.integer, Sequence)):
+        raise TypeError(f"devices must be None, a device count or a sequence of jax devices; got {devices!r}")
+    if isinstance(devices, (int, np.integer)):
+        n = int(devices)
+        if not 1 <= n <= len(available):
+            raise ValueError(f"devices={n} but jax sees {len(available)} device(s) ({available[0].platform}); "
+                             f"ask for 1 to {len(available)}, or None for all of them")
+        return list(available[:n])
+    chosen = list(devices)
+    if not chosen:
+        raise ValueError("devices is an empty sequence; pass None for all devices or a count")
+    unknown = [d for d in chosen if d not in available]
+    if unknown:
+        raise ValueError(f"devices {unknown} are not among jax.devices() = {available}")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"devices lists a device twice: {chosen}")
+    return chosen
+
+
+def _place(tree: Any, devices: list[Any], n_runs: int) -> tuple[Any, int]:
+    """Pad the runs axis to a multiple of the device count (repeating the last run) and shard it over them."""
+    pad = (-n_runs) % len(devices)
+    if pad:
+        tree = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], pad, axis=0)]), tree)
+    if len(devices) == 1:
+        return jax.device_put(tree, devices[0]), pad
+    sharding = NamedSharding(Mesh(np.asarray(devices), ("runs",)), PartitionSpec("runs"))
+    return jax.device_put(tree, sharding), pad
 
 
 def simulate(
@@ -67,12 +102,21 @@ def simulate(
     seeds: Sequence[int] = (0,),
     sweep: Mapping[str, Sequence[float]] | None = None,
     dtype: Any = jnp.float32,
+    devices: int | Sequence[Any] | None = None,
 ) -> SimResult:
     """Run ``len(sweep values) x len(seeds)`` simulations in one jitted, vmapped call.
 
     ``sweep`` maps sweepable hyper-parameter names (lr, kl_beta, eps_low, eps_high, or the advantage's
     numeric parameters such as lam or gamma) to one value per configuration; lists are zipped, so build
     products with ``itertools.product`` first.
+
+    ``devices``: the flat (configurations x seeds) runs axis is sharded over these jax devices with a
+    ``NamedSharding`` on a one-axis mesh (None: all of ``jax.devices()``; an int n: the first n; or a list
+    of devices), padded to a multiple of their number by repeating the last run, the padding dropped from
+    the result. Runs are independent, so the numbers equal ``devices=1``: bit for bit on bandit and
+    linear_softmax; on chain to float32 rounding (about 1e-6), because XLA vectorises chain's ops across the
+    runs of one vmap once 8 fill a SIMD vector, so a run's last bit already depends on how many runs share a
+    call on one device. The devices the result was computed on are in ``SimResult.devices``.
     """
     sweep = {k: tuple(float(x) for x in v) for k, v in (sweep or {}).items()}
     cfg.check_sweep(sweep)
@@ -82,14 +126,23 @@ def simulate(
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("simulate needs at least one seed")
-    hp = {k: jnp.asarray(v, dtype=dtype) for k, v in sweep.items()}
-    keys = jnp.stack([jax.random.PRNGKey(s) for s in seeds])
-    first, logs = jax.device_get(_compiled_sweep(task, cfg, dtype, bool(hp))(keys, hp))
+    chosen = resolve_devices(devices)
+    n_cfg, n_seed = (lengths.pop() if lengths else 1), len(seeds)
+    if n_cfg == 0:
+        raise ValueError("sweep values are empty: give at least one configuration")
+    # run r = (configuration r // n_seed, seed r % n_seed)
+    hp = {k: jnp.repeat(jnp.asarray(v, dtype=dtype), n_seed) for k, v in sweep.items()}
+    keys = jnp.tile(jnp.stack([jax.random.PRNGKey(s) for s in seeds]), (n_cfg, 1))
+    (keys, hp), pad = _place((keys, hp), chosen, n_cfg * n_seed)
+    first, logs = _compiled_sweep(task, cfg, dtype)(keys, hp)
+    used = tuple(sorted(str(d) for d in next(iter(logs.values())).sharding.device_set))
+    first, logs = jax.device_get((first, logs))
     metrics = {}
     for name, values in logs.items():
-        values = np.asarray(values, dtype=np.float64)  # (n_cfg, n_seeds, n_logs)
+        values = np.asarray(values, dtype=np.float64)[: n_cfg * n_seed]
+        values = values.reshape(n_cfg, n_seed, *values.shape[1:])  # (n_cfg, n_seeds, n_logs)
         head = np.full(values.shape[:2] + (1,), np.nan) if name in BATCH_METRICS else \
-            np.asarray(first[name], dtype=np.float64)[..., None]
+            np.asarray(first[name], dtype=np.float64)[: n_cfg * n_seed].reshape(n_cfg, n_seed, 1)
         metrics[name] = np.concatenate([head, values], axis=-1)
     return SimResult(task=task.name, config=cfg, seeds=seeds, sweep=sweep,
-                     steps=np.arange(0, cfg.steps + 1, cfg.log_every), metrics=metrics)
+                     steps=np.arange(0, cfg.steps + 1, cfg.log_every), metrics=metrics, devices=used)
