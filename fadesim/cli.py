@@ -20,6 +20,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from fadesim.sim.optim import OPTIMIZERS
+
 
 class CLIError(Exception):
     """A user-facing problem: printed as one line, exit code 2."""
@@ -301,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--G", type=int, default=16)
     s.add_argument("--steps", type=int, default=200)
     s.add_argument("--log-every", type=int, default=20)
-    s.add_argument("--optimizer", default="adam", choices=["adam", "sgd"])
+    s.add_argument("--optimizer", default="adam", choices=sorted(OPTIMIZERS))
     s.add_argument("--lr", type=float, default=0.02)
     s.add_argument("--seeds", type=int, default=4)
     s.add_argument("--task-seed", type=int, default=0)

@@ -144,3 +144,11 @@ def sign_balanced(r, balance=0.0):
 
 
 REFERENCES["sign_balanced"] = sign_balanced
+
+
+def sign_scaled(r, balance=0.0, base="grpo", eps=1e-6):
+    a = grpo(r, eps) if base == "grpo" else dr_grpo(r)
+    return [(1.0 + balance) * x if x > 0 else (1.0 - balance) * x for x in a]
+
+
+REFERENCES["sign_scaled"] = sign_scaled

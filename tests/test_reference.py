@@ -50,7 +50,7 @@ def _compare(name, r, mask, lp, params=(), ref_kw=None):
         np.testing.assert_allclose(out[i, v], expected, rtol=1e-9, atol=1e-9)
 
 
-CONTINUOUS_OK = ["sign_balanced", "grpo", "dr_grpo", "rloo", "reinforce", "psr", "nsr", "w_reinforce", "asymmetric",
+CONTINUOUS_OK = ["sign_balanced", "sign_scaled", "grpo", "dr_grpo", "rloo", "reinforce", "psr", "nsr", "w_reinforce", "asymmetric",
                  "median", "focal", "risk_sensitive", "unlikeliness", "fade"]
 
 
@@ -71,7 +71,8 @@ def test_grpo_options_match_reference(params, data):
 @pytest.mark.parametrize("name,params", [("w_reinforce", {"lam": 0.5}), ("focal", {"gamma": 3.0}),
                                          ("risk_sensitive", {"beta": -1.5}), ("risk_sensitive", {"beta": 1e-3}),
                                          ("asymmetric", {"delta": -0.3}), ("reinforce", {"convention": "pm1"}),
-                                         ("unlikeliness", {"beta_rank": 0.9})])
+                                         ("unlikeliness", {"beta_rank": 0.9}), ("sign_scaled", {"balance": 0.7}),
+                                         ("sign_scaled", {"balance": -1.0, "base": "dr_grpo"})])
 @settings(max_examples=100)
 @given(data=masked_batch())
 def test_hyper_parameters_match_reference(name, params, data):

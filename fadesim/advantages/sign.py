@@ -11,6 +11,7 @@ from typing import Any
 
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
+from fadesim.advantages.group import grpo_of_batch
 from fadesim.advantages.registry import register
 
 _ZHU = "The surprising effectiveness of negative reinforcement (Zhu et al., 2025)"
@@ -120,8 +121,47 @@ def sign_balanced(
     parametrised as in arXiv 2607.01490's sign axis: b = -1 is 2 x NSR, b = 0 is REINFORCE with +-1
     rewards, b = +1 is 2 x PSR. Unlike W-REINFORCE's lam (which also rescales the total mass), b moves
     mass between signs while a group's total mass G + b (2k - G) stays G at p = 1/2.
+
+    b = 0 has **no baseline**: it is +-1 REINFORCE, so an all-wrong group still gets A = -1 on every rollout
+    and an all-correct group +1 (the policy random-walks on prompts it never solves). For the sign axis
+    around a mean-centred baseline (b = 0 is GRPO or Dr.GRPO exactly) use ``sign_scaled``.
     """
     if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
         raise ValueError(f"sign_balanced: balance must lie in [-1, 1]; got {balance}")
     return _two_valued(rewards, mask, name="sign_balanced", positive=1.0 + balance, negative=-(1.0 - balance),
                        threshold=threshold)
+
+
+@register("sign_scaled", paper="2607.01490",
+          title="Sign-axis sweep around a mean-centred baseline (arXiv 2607.01490's m_S / m_F weighting)",
+          scale_invariant=True, min_group_size=2)
+def sign_scaled(
+    rewards: Any,
+    *,
+    mask: Any = None,
+    balance: float = 0.0,
+    base: str = "grpo",
+    eps: float = 1e-6,
+    signals: Any = None,
+    logprobs: Any = None,
+) -> Any:
+    """The sign axis as a reweighting of a mean-centred advantage: A = (1 + b) max(A_base, 0) + (1 - b) min(A_base, 0).
+
+    Shapes: (..., G) -> (..., G). ``base`` is "grpo" (A_base = (r - mean r) / (std r + eps), arXiv 2402.03300)
+    or "dr_grpo" (A_base = r - mean r, arXiv 2503.20783); b = ``balance`` in [-1, 1] scales the positive
+    gradient mass m_S by (1 + b) and the negative mass m_F by (1 - b) (arXiv 2607.01490's sign axis). b = 0 is
+    the base advantage exactly; b = +1 doubles the positive part and drops the negative part; b = -1 the
+    reverse. Unlike ``sign_balanced`` every b keeps the base's baseline, so all-correct and all-wrong groups
+    give exactly 0 at every b (no random walk of unsolved prompts). Groups of one valid rollout give 0 (no
+    baseline), as the base does. ``balance`` may be a traced array (sweeps). The registry's declared
+    scale invariance is that of the default base (grpo); with base="dr_grpo" the advantage scales with r.
+    """
+    if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
+        raise ValueError(f"sign_scaled: balance must lie in [-1, 1]; got {balance}")
+    if base not in ("grpo", "dr_grpo"):
+        raise ValueError(f"sign_scaled: base must be 'grpo' or 'dr_grpo'; got {base!r}")
+    batch = prepare_group_batch(rewards, mask, name="sign_scaled", min_group_size=2)
+    xp = batch.xp
+    a = grpo_of_batch(batch, eps=eps, scale="group" if base == "grpo" else "none")
+    zero = xp.zeros_like(a)
+    return gs.finish((1.0 + balance) * xp.maximum(a, zero) + (1.0 - balance) * xp.minimum(a, zero), batch)

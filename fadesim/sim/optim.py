@@ -1,4 +1,8 @@
-"""Optimizers as init/update pairs over dicts of arrays (numpy or jax), for gradient *ascent*."""
+"""Optimizers as init/update pairs over dicts of arrays (numpy or jax), for gradient *ascent*.
+
+``sgd``; ``adam`` (per-entry second moment: on the bandit, one normaliser per tabular logit); ``adam_shared``
+(one second moment over all parameters: the LLM-like normaliser, see ``adam_shared_update``).
+"""
 
 from __future__ import annotations
 
@@ -31,4 +35,33 @@ def adam_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, 
     return new, {"m": m, "v": v, "count": count}
 
 
-OPTIMIZERS = {"sgd": (sgd_init, sgd_update), "adam": (adam_init, adam_update)}
+def adam_shared_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
+    dtype = next(iter(params.values())).dtype
+    return {"m": {k: xp.zeros_like(v) for k, v in params.items()}, "v": xp.zeros((), dtype=dtype),
+            "count": xp.zeros((), dtype=dtype)}
+
+
+def adam_shared_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
+                       b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
+                       ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Adam with one second moment for all parameters: v <- b2 v + (1 - b2) mean(g^2) over every entry.
+
+    The first moment is per parameter as in Adam (Kingma & Ba, 1412.6980); the normaliser sqrt(v_hat) is one
+    scalar per step. A tabular logit has no weights in common with other prompts or answers, so per-entry Adam
+    gives each answer's logit its own normaliser, which an LLM's Adam (normalising weights every prompt and
+    answer share) never does; one shared scale is the normaliser such shared weights present to each logit.
+    With equal |g| everywhere it equals Adam.
+    """
+    count = state["count"] + 1.0
+    m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
+    size = sum(int(g.size) for g in grads.values())
+    mean_sq = sum(xp.sum(g * g) for g in grads.values()) / size
+    v = b2 * state["v"] + (1.0 - b2) * mean_sq
+    c1, c2 = 1.0 - b1**count, 1.0 - b2**count
+    scale = xp.sqrt(v / c2) + eps
+    new = {k: params[k] + lr * (m[k] / c1) / scale for k in params}
+    return new, {"m": m, "v": v, "count": count}
+
+
+OPTIMIZERS = {"sgd": (sgd_init, sgd_update), "adam": (adam_init, adam_update),
+              "adam_shared": (adam_shared_init, adam_shared_update)}

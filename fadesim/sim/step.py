@@ -69,8 +69,11 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
     params, opt = state["params"], state["opt"]
     ro = task.rollout(params, u, xp)
     actions, rewards, logp_old = ro["actions"], ro["rewards"], ro["logprobs"]
-    h_now = policy_entropy(task, params, ro, xp)
-    ema = cfg.entropy_decay * state["entropy_ema"] + (1.0 - cfg.entropy_decay) * h_now
+    if info(cfg.advantage).needs_signals:  # only schedule-driven advantages read the entropy signal
+        h_now = policy_entropy(task, params, ro, xp)
+        ema = cfg.entropy_decay * state["entropy_ema"] + (1.0 - cfg.entropy_decay) * h_now
+    else:  # (an O(N K) pass saved each step; the signal is then never read)
+        ema = state["entropy_ema"]
     signals = {"entropy": ema, "initial_entropy": state["initial_entropy"], "step": state["step"]}
     adv = advantage_call(cfg)(rewards, signals, logp_old, adv_hp)
     use_kl = cfg.kl_beta != 0 or "kl_beta" in hp
@@ -118,11 +121,14 @@ def initial_hard_prompts(task: Any) -> np.ndarray:
     return p0 < HARD_PASS_RATE
 
 
-def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any) -> dict[str, Any]:
-    """Exact metrics of the current policy, averaged over prompts (pass@1_hard: over initially hard ones)."""
+def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any, hard: Any = None) -> dict[str, Any]:
+    """Exact metrics of the current policy, averaged over prompts (pass@1_hard: over initially hard ones).
+
+    ``hard``: the (N,) mask of initially hard prompts (``initial_hard_prompts(task)``, computed here if None;
+    the jax simulator passes it in, since its task's arrays are traced)."""
     ex = task.exact(params, xp, cfg.floor)
     out = sp.exact_pass_at_k(ex["pass_rate"], xp)
-    hard = xp.asarray(initial_hard_prompts(task))
+    hard = xp.asarray(initial_hard_prompts(task) if hard is None else hard)
     n_hard = xp.sum(hard.astype(ex["pass_rate"].dtype))
     out["pass@1_hard"] = xp.sum(xp.where(hard, ex["pass_rate"], 0.0)) / xp.maximum(n_hard, 1.0)
     out.update({

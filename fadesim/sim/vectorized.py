@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Mapping, Sequence
 
 import jax
@@ -11,7 +12,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from fadesim.sim.config import SimConfig
 from fadesim.sim.result import SimResult
-from fadesim.sim.step import BATCH_METRICS, initial_state, policy_metrics, train_step
+from fadesim.sim.step import BATCH_METRICS, initial_hard_prompts, initial_state, policy_metrics, train_step
 
 
 def step_uniforms(key: Any, t: Any, shape: tuple[int, ...], dtype: Any) -> Any:
@@ -19,14 +20,40 @@ def step_uniforms(key: Any, t: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     return jax.random.uniform(jax.random.fold_in(key, t), shape, dtype=dtype)
 
 
+def task_data(task: Any) -> dict[str, Any]:
+    """What a compiled run takes as arguments: the task's numpy arrays and its initially-hard-prompt mask.
+
+    Passing them (instead of closing over them) keeps them out of the compiled program: XLA would otherwise
+    bake a (512, 4096) task in as constants and spend seconds constant-folding reductions over it, and every
+    task of the same shapes shares one compiled program.
+    """
+    arrays = {f.name: getattr(task, f.name) for f in dataclasses.fields(task)
+              if isinstance(getattr(task, f.name), np.ndarray)}
+    return {"arrays": arrays, "hard": initial_hard_prompts(task)}
+
+
+def _signature(task: Any) -> tuple[Any, ...]:
+    """The task's static part: its type, non-array fields, and its arrays' shapes and dtypes."""
+    out: list[Any] = [type(task).__module__, type(task).__qualname__]
+    for f in dataclasses.fields(task):
+        v = getattr(task, f.name)
+        out.append((f.name, v.shape, v.dtype.str) if isinstance(v, np.ndarray) else (f.name, repr(v)))
+    return tuple(out)
+
+
 def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
-    """run(key, hp) -> (metrics at step 0, metrics at each log point), pure and jittable."""
+    """run(key, hp, data) -> (metrics at step 0, metrics at each log point), pure and jittable; ``data`` is
+    ``task_data(task)`` (or that of any task with the same signature)."""
     shape = task.uniform_shape(cfg.G)
     n_logs = cfg.steps // cfg.log_every
 
-    def run(key: Any, hp: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    def run(key: Any, hp: Mapping[str, Any], data: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        traced = dataclasses.replace(task, **data["arrays"])
+        return _run(traced, key, hp, data["hard"])
+
+    def _run(task: Any, key: Any, hp: Mapping[str, Any], hard: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         state = initial_state(task, cfg, jnp, dtype)
-        first = policy_metrics(task, cfg, state["params"], jnp)
+        first = policy_metrics(task, cfg, state["params"], jnp, hard)
 
         def one_step(state: dict[str, Any], t: Any) -> tuple[dict[str, Any], dict[str, Any]]:
             return train_step(task, cfg, state, step_uniforms(key, t, shape, dtype), hp, jnp)
@@ -35,7 +62,7 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
             ts = chunk * cfg.log_every + jnp.arange(cfg.log_every)
             state, batches = jax.lax.scan(one_step, state, ts)
             last = {k: v[-1] for k, v in batches.items()}
-            return state, {**last, **policy_metrics(task, cfg, state["params"], jnp)}
+            return state, {**last, **policy_metrics(task, cfg, state["params"], jnp, hard)}
 
         _, logs = jax.lax.scan(one_log, state, jnp.arange(n_logs))
         return first, logs
@@ -43,21 +70,22 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
     return run
 
 
-_COMPILED: dict[tuple[Any, ...], Any] = {}
+_COMPILED: dict[tuple[Any, ...], Any] = {}  # (task signature, config, dtype) -> jitted sweep
 
 
 def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any) -> Any:
-    """jit(vmap over runs (run)), one run per (configuration, seed), cached so repeated calls do not recompile.
+    """jit(vmap over runs (run)), one run per (configuration, seed), cached by the task's signature (shapes,
+    not values) so repeated calls, and other tasks of the same shapes, do not recompile.
 
     The runs axis is flat (configurations x seeds), so it can be sharded over devices; the compiled program
     follows its inputs' sharding, so one cache entry serves every device set.
     """
-    key = (id(task), repr(cfg), jnp.dtype(dtype).name)
+    key = (_signature(task), repr(cfg), jnp.dtype(dtype).name)
     if key not in _COMPILED:
-        fn = jax.jit(jax.vmap(build_run(task, cfg, dtype), in_axes=(0, 0)))
+        fn = jax.jit(jax.vmap(build_run(task, cfg, dtype), in_axes=(0, 0, None)))
         _COMPILED.clear() if len(_COMPILED) > 32 else None
-        _COMPILED[key] = (task, fn)  # keep the task alive so its id is not reused
-    return _COMPILED[key][1]
+        _COMPILED[key] = fn
+    return _COMPILED[key]
 
 
 def resolve_devices(devices: int | Sequence[Any] | None) -> list[Any]:
@@ -134,7 +162,7 @@ def simulate(
     hp = {k: jnp.repeat(jnp.asarray(v, dtype=dtype), n_seed) for k, v in sweep.items()}
     keys = jnp.tile(jnp.stack([jax.random.PRNGKey(s) for s in seeds]), (n_cfg, 1))
     (keys, hp), pad = _place((keys, hp), chosen, n_cfg * n_seed)
-    first, logs = _compiled_sweep(task, cfg, dtype)(keys, hp)
+    first, logs = _compiled_sweep(task, cfg, dtype)(keys, hp, task_data(task))
     used = tuple(sorted(str(d) for d in next(iter(logs.values())).sharding.device_set))
     first, logs = jax.device_get((first, logs))
     metrics = {}

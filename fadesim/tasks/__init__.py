@@ -2,19 +2,26 @@
 
 from fadesim.tasks.bandit import Bandit, make_bandit
 from fadesim.tasks.chain import Chain, make_chain
-from fadesim.tasks.difficulty import (Beta, DifficultyDistribution, Empirical, Mixture, PointMass, as_distribution,
-                                     fit_beta)
+from fadesim.tasks.calibrate import Calibration, calibrate, load_pass_at_k, task_pass_at_k
+from fadesim.tasks.difficulty import (Beta, DifficultyDistribution, Empirical, LogUniform, Mixture, PointMass,
+                                     Stratified, as_distribution, fit_beta)
 from fadesim.tasks.linear_softmax import LinearSoftmax, make_linear_softmax
+from fadesim.tasks.regimes import REGIMES, regime_kwargs
 
 TASKS = {"bandit": make_bandit, "linear_softmax": make_linear_softmax, "chain": make_chain}
 
 
-def make_task(name: str, **kwargs):
-    """Build a task by name: 'bandit', 'linear_softmax' or 'chain'."""
+def make_task(name: str, regime: str | None = None, **kwargs):
+    """Build a task by name: 'bandit', 'linear_softmax' or 'chain'; ``regime`` ('toy' or 'llm', see
+    ``fadesim.tasks.regimes``) supplies the answer space, prior and difficulty, which ``kwargs`` override."""
     if name not in TASKS:
         raise ValueError(f"unknown task '{name}'; known tasks: {', '.join(TASKS)}")
+    if regime is not None:
+        kwargs = {**regime_kwargs(regime, name), **kwargs}
     return TASKS[name](**kwargs)
 
 
-__all__ = ["Bandit", "Beta", "Chain", "DifficultyDistribution", "Empirical", "LinearSoftmax", "Mixture",
-           "PointMass", "TASKS", "as_distribution", "fit_beta", "make_bandit", "make_chain", "make_linear_softmax", "make_task"]
+__all__ = ["Bandit", "Beta", "Calibration", "Chain", "DifficultyDistribution", "Empirical", "LinearSoftmax",
+           "LogUniform", "Mixture", "PointMass", "REGIMES", "Stratified", "TASKS", "as_distribution", "calibrate",
+           "fit_beta", "load_pass_at_k", "make_bandit", "make_chain", "make_linear_softmax", "make_task",
+           "regime_kwargs", "task_pass_at_k"]

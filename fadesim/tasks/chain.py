@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
-from fadesim.tasks.bandit import P_MIN
+from fadesim.tasks.bandit import P_MIN, P_MIN_ZIPF, check_prior, zipf_shares
 from fadesim.tasks.difficulty import DifficultyDistribution, _rng, as_distribution
 
 
@@ -55,7 +55,7 @@ class Chain:
         tokens = []
         for t in range(self.length):
             step = self._step_logp(logp_table, t, prev, xp)
-            tok = sp.sample_categorical(step, u[:, :, t], xp)
+            tok = sp.sample_categorical(step, u[:, :, t, None], xp)[..., 0]
             total = total + sp.gather_last(step, tok[..., None], xp)[..., 0]
             ent = ent + sp.entropy(step, xp)
             tokens.append(tok)
@@ -134,22 +134,35 @@ def make_chain(
     n_correct: int = 3,
     difficulty: DifficultyDistribution | str = "mixed",
     *,
-    spread: float = 1.0,
+    spread: float | None = None,
+    prior: str = "normal",
+    zipf_exponent: float = 1.0,
     seed: int = 0,
 ) -> Chain:
-    """A chain task of ``length`` T steps over ``vocab`` V tokens with C correct sequences per prompt."""
+    """A chain task of ``length`` T steps over ``vocab`` V tokens with C correct sequences per prompt.
+
+    ``prior`` "normal": the C correct sequences share the pass rate by lognormal weights (``spread``, default
+    1.0) and every other next-token distribution is softmax(spread * z). "zipf": the correct sequences share it
+    by a Zipf law (rank^-zipf_exponent, random order), and every next-token distribution off the correct paths
+    is a Zipf law over its tokens (random order), so the wrong sequences have a long tail too.
+    """
     N = sp.check_positive_int(n_prompts, "n_prompts")
     T = sp.check_positive_int(length, "length (T)")
     V = sp.check_positive_int(vocab, "vocab (V)", minimum=2)
     C = sp.check_positive_int(n_correct, "n_correct (C)")
     if C >= V:
         raise ValueError(f"n_correct (C = {C}) must be smaller than vocab (V = {V})")
+    spread = check_prior(prior, zipf_exponent, spread)
     rng = _rng(seed)
-    p = np.clip(as_distribution(difficulty).sample(rng, N), P_MIN, 1.0 - P_MIN)
+    p_min = P_MIN_ZIPF if prior == "zipf" else P_MIN
+    p = np.clip(as_distribution(difficulty).sample(rng, N), p_min, 1.0 - p_min)
     q = p ** (1.0 / T)
     targets = np.stack([np.stack([rng.choice(V, size=C, replace=False) for _ in range(T)], axis=-1)
                         for _ in range(N)])  # (N, C, T)
-    noise = spread * rng.standard_normal((N, T, V, V))
+    if prior == "zipf":  # every row a Zipf law over its V tokens, in a random order
+        noise = np.log(np.stack([zipf_shares(V, zipf_exponent, rng) for _ in range(N * T * V)]).reshape(N, T, V, V))
+    else:
+        noise = spread * rng.standard_normal((N, T, V, V))
     table = noise.copy()
 
     def set_row(n: int, t: int, prev: int, favoured: np.ndarray, mass: np.ndarray) -> None:
@@ -161,7 +174,7 @@ def make_chain(
         table[n, t, prev] = np.log(probs)
 
     for n in range(N):
-        share = np.exp(spread * rng.standard_normal(C))
+        share = zipf_shares(C, zipf_exponent, rng) if prior == "zipf" else np.exp(spread * rng.standard_normal(C))
         set_row(n, 0, 0, targets[n, :, 0], q[n] * share / share.sum())
         for t in range(1, T):
             for c in range(C):

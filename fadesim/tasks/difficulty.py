@@ -7,6 +7,7 @@ randomness) and gives the exact pmf of k correct out of G, which ``theory`` uses
 from __future__ import annotations
 
 import csv
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -40,6 +41,14 @@ class DifficultyDistribution:
     def mean(self) -> float:  # pragma: no cover - interface
         raise NotImplementedError
 
+    def cdf(self, p: np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        """P(pass rate <= p)."""
+        raise NotImplementedError
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:  # pragma: no cover - interface
+        """The exact expected pass@k = 1 - E[(1 - p)^k] over prompts drawn from this distribution."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class Beta(DifficultyDistribution):
@@ -60,6 +69,15 @@ class Beta(DifficultyDistribution):
 
     def mean(self) -> float:
         return self.a / (self.a + self.b)
+
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        return stats.beta.cdf(p, self.a, self.b)
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        from scipy import special
+
+        k = np.asarray(ks, dtype=float)  # E[(1 - p)^k] = B(a, b + k) / B(a, b)
+        return 1.0 - np.exp(special.betaln(self.a, self.b + k) - special.betaln(self.a, self.b))
 
 
 BETA_FIT_BOUNDS = (1e-3, 1e4)  # each of a, b; the edges are reached only by degenerate data (see fit_beta)
@@ -108,6 +126,56 @@ def fit_beta(k: Sequence[int] | np.ndarray, n: int | Sequence[int] | np.ndarray)
     return Beta(float(a), float(b))
 
 
+@functools.lru_cache(maxsize=1)
+def _legendre_512() -> tuple[np.ndarray, np.ndarray]:
+    return np.polynomial.legendre.leggauss(512)
+
+
+@dataclass(frozen=True)
+class LogUniform(DifficultyDistribution):
+    """log p ~ Uniform(log low, log high), 0 < low < high < 1: pass rates spread over decades (e.g. 1e-4 to 0.3),
+    the long tail of hard prompts an LLM's benchmark has and a Beta puts little mass on.
+
+    Exact k-pmf: for k >= 1, P(k) = [I_high(k, G - k + 1) - I_low(k, G - k + 1)] / (k ln(high / low))
+    (I the regularised incomplete beta; C(G, k) B(k, G - k + 1) = 1 / k), and P(0) = 1 - sum_{k >= 1} P(k).
+    """
+
+    low: float
+    high: float
+
+    def __post_init__(self) -> None:
+        if not (np.isfinite(self.low) and np.isfinite(self.high) and 0.0 < self.low < self.high < 1.0):
+            raise ValueError(f"LogUniform needs 0 < low < high < 1 (pass rates); got low={self.low}, high={self.high}")
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        return np.exp(_rng(seed).uniform(np.log(self.low), np.log(self.high), size=int(n)))
+
+    def k_weights(self, G: int) -> np.ndarray:
+        from scipy import special
+
+        k = np.arange(1, G + 1)
+        width = np.log(self.high / self.low)
+        w = (special.betainc(k, G - k + 1, self.high) - special.betainc(k, G - k + 1, self.low)) / (k * width)
+        return np.concatenate([[max(0.0, 1.0 - w.sum())], w])
+
+    def mean(self) -> float:
+        return float((self.high - self.low) / np.log(self.high / self.low))
+
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            x = (np.log(np.asarray(p, dtype=float)) - np.log(self.low)) / np.log(self.high / self.low)
+        return np.clip(x, 0.0, 1.0)
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        # E[(1 - p)^k] = mean over u = log p ~ U(log low, log high) of (1 - e^u)^k: Gauss-Legendre, 512 nodes
+        # (the integrand is smooth in u; its one transition, near p ~ 1/k, is about one unit of u wide)
+        x, w = _legendre_512()
+        lo, hi = np.log(self.low), np.log(self.high)
+        p = np.exp(lo + (x + 1.0) * (hi - lo) / 2.0)
+        k = np.asarray(ks, dtype=float)
+        return 1.0 - (np.exp(k[:, None] * np.log1p(-p[None, :])) @ w) / 2.0
+
+
 @dataclass(frozen=True)
 class PointMass(DifficultyDistribution):
     """Every prompt has the same pass rate p."""
@@ -127,6 +195,12 @@ class PointMass(DifficultyDistribution):
 
     def mean(self) -> float:
         return float(self.p)
+
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        return (np.asarray(p, dtype=float) >= self.p).astype(float)
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        return 1.0 - (1.0 - self.p) ** np.asarray(ks, dtype=float)
 
 
 @dataclass(frozen=True)
@@ -158,6 +232,12 @@ class Mixture(DifficultyDistribution):
     def mean(self) -> float:
         return float(sum(w * c.mean() for c, w in zip(self.components, self.weights)))
 
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        return sum(w * c.cdf(p) for c, w in zip(self.components, self.weights))
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        return sum(w * c.pass_at_k(ks) for c, w in zip(self.components, self.weights))
+
 
 @dataclass(frozen=True)
 class Empirical(DifficultyDistribution):
@@ -187,6 +267,51 @@ class Empirical(DifficultyDistribution):
 
     def mean(self) -> float:
         return float(np.mean(self.pass_rates))
+
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        rates = np.sort(np.asarray(self.pass_rates))
+        return np.searchsorted(rates, np.asarray(p, dtype=float), side="right") / rates.size
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        p = np.asarray(self.pass_rates)
+        return 1.0 - ((1.0 - p[None, :]) ** np.asarray(ks, dtype=float)[:, None]).mean(axis=1)
+
+
+@dataclass(frozen=True)
+class Stratified(DifficultyDistribution):
+    """``base``, sampled by stratified quantiles: n draws are base's quantiles at (i + u_i) / n, i = 0..n-1,
+    u_i ~ U(0, 1), in a random order. Every draw has base's law, and n prompts reproduce base's pass@k curve
+    with far less sampling noise than n independent draws (used by calibrated task presets)."""
+
+    base: DifficultyDistribution
+
+    def quantile(self, q: np.ndarray) -> np.ndarray:
+        """The smallest p with cdf(p) >= q, by bisection (60 halvings of [0, 1]: exact to double rounding)."""
+        q = np.asarray(q, dtype=float)
+        lo, hi = np.zeros_like(q), np.ones_like(q)
+        for _ in range(60):
+            mid = (lo + hi) / 2.0
+            above = self.base.cdf(mid) >= q
+            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+        return hi
+
+    def sample(self, seed: Seed, n: int) -> np.ndarray:
+        rng = _rng(seed)
+        n = int(n)
+        q = (np.arange(n) + rng.uniform(size=n)) / n
+        return self.quantile(q)[rng.permutation(n)]
+
+    def k_weights(self, G: int) -> np.ndarray:
+        return self.base.k_weights(G)
+
+    def mean(self) -> float:
+        return self.base.mean()
+
+    def cdf(self, p: np.ndarray) -> np.ndarray:
+        return self.base.cdf(p)
+
+    def pass_at_k(self, ks: Sequence[int] | np.ndarray) -> np.ndarray:
+        return self.base.pass_at_k(ks)
 
 
 def as_distribution(spec: DifficultyDistribution | Sequence[float] | str) -> DifficultyDistribution:

@@ -62,12 +62,16 @@ def make_linear_softmax(
     *,
     width: int = 16,
     init_scale: float = 1.0,
-    spread: float = 1.0,
+    spread: float | None = None,
+    prior: str = "normal",
+    zipf_exponent: float = 1.0,
     seed: int = 0,
 ) -> LinearSoftmax:
-    """A linear-softmax task of feature width ``width``; the initial policy equals ``make_bandit``'s."""
+    """A linear-softmax task of feature width ``width``; the initial policy equals ``make_bandit``'s (same
+    ``prior``, ``zipf_exponent`` and ``spread``)."""
     D = sp.check_positive_int(width, "width")
-    base = make_bandit(n_prompts, n_answers, n_correct, difficulty, spread=spread, seed=seed)
+    base = make_bandit(n_prompts, n_answers, n_correct, difficulty, spread=spread, prior=prior,
+                       zipf_exponent=zipf_exponent, seed=seed)
     rng = np.random.default_rng([seed, 1])
     N, K = base.logits0.shape
     phi = rng.standard_normal((N, D)) / np.sqrt(D)

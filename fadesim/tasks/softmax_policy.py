@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-#: pass@k orders logged by the simulator
-PASS_AT_K = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+import numpy as np
+
+#: pass@k orders logged by the simulator: k = 1, 2, 4, ..., 1024 (their mean is ``pass_at_k_auc``)
+PASS_AT_K = tuple(2**j for j in range(11))
+
+#: a prompt whose pass rate is below this is "unsolved" (the simulator's ``unsolved`` metric)
+UNSOLVED_PASS_RATE = 1e-3
 
 
 def log_softmax(logits: Any, xp: Any) -> Any:
@@ -32,14 +37,44 @@ def restricted_entropy(probs: Any, keep: Any, xp: Any) -> Any:
 
 
 def sample_categorical(log_probs: Any, u: Any, xp: Any) -> Any:
-    """Index a with cdf(a-1) <= u < cdf(a); log_probs (..., K), u (...,) -> (...,) int32.
+    """Index a with cdf(a-1) <= u < cdf(a); log_probs (..., K), u (..., G) -> (..., G) int32.
 
-    The cdf is normalised by its last entry so rounding can never leave u above the total.
+    ``log_probs``' leading axes are those of ``u`` without its last: one distribution serves the G draws of a
+    prompt. The cdf is normalised by its last entry so rounding can never leave u above the total. The index,
+    the number of cdf entries <= u, is found by binary search (ceil(log2(K + 1)) gathers per draw), so a
+    draw costs O(log K) after the O(K) cumulative sum: O(K + G log K) per prompt, not O(G K).
     """
     cdf = xp.cumsum(xp.exp(log_probs), axis=-1)
     cdf = cdf / cdf[..., -1:]
-    index = xp.sum((u[..., None] >= cdf).astype(xp.int32), axis=-1)
-    return xp.minimum(index, log_probs.shape[-1] - 1)
+    K = log_probs.shape[-1]
+    lo = xp.zeros(u.shape, dtype=xp.int32)
+    hi = xp.full(u.shape, K, dtype=xp.int32)
+    for _ in range(int(K).bit_length()):  # = ceil(log2(K + 1)) halvings of [lo, hi)
+        active = lo < hi
+        mid = (lo + hi) // 2
+        below = xp.take_along_axis(cdf, xp.minimum(mid, K - 1), axis=-1) <= u
+        lo = xp.where(active & below, mid + 1, lo)
+        hi = xp.where(active & ~below, mid, hi)
+    return xp.minimum(lo, K - 1)
+
+
+def weighted_counts(index: Any, weights: Any, depth: int, xp: Any) -> Any:
+    """sum_g weights[..., g] [index[..., g] == a] for a < depth: (..., G) -> (..., depth), by scatter-add.
+
+    The same sums as ``sum(weights[..., None] * one_hot(index, depth), axis=-2)``, in O(G + depth) per row
+    instead of O(G depth): numpy's ``add.at`` or jax's ``.at[].add``, both adding in rollout order.
+    """
+    lead = index.shape[:-1]
+    rows = int(np.prod(lead)) if lead else 1
+    flat_index = xp.reshape(index, (rows, index.shape[-1]))
+    flat_w = xp.reshape(weights, (rows, index.shape[-1]))
+    row = xp.broadcast_to(xp.arange(rows)[:, None], flat_index.shape)
+    if xp is np:
+        out = np.zeros((rows, depth), dtype=flat_w.dtype)
+        np.add.at(out, (row, flat_index), flat_w)
+    else:
+        out = xp.zeros((rows, depth), dtype=flat_w.dtype).at[row, flat_index].add(flat_w)
+    return xp.reshape(out, (*lead, depth))
 
 
 def gather_last(values: Any, index: Any, xp: Any) -> Any:
@@ -52,9 +87,15 @@ def one_hot(index: Any, depth: int, dtype: Any, xp: Any) -> Any:
 
 
 def exact_pass_at_k(pass_rate: Any, xp: Any, ks: tuple[int, ...] = PASS_AT_K) -> dict[str, Any]:
-    """pass@k = 1 - (1 - p)^k per prompt, averaged over prompts: {'pass@k': scalar}."""
+    """pass@k = 1 - (1 - p)^k per prompt, averaged over prompts: {'pass@k': scalar}; with the default ks also
+    ``pass_at_k_auc``, the mean of pass@k over log2 k = 0, 1, ..., 10 (k = 1 to 1024, equally spaced in log k:
+    the accuracy-diversity summary), and ``unsolved``, the fraction of prompts with p < UNSOLVED_PASS_RATE."""
     fail = xp.clip(1.0 - pass_rate, 0.0, 1.0)
-    return {f"pass@{k}": xp.mean(1.0 - fail**k) for k in ks}
+    out = {f"pass@{k}": xp.mean(1.0 - fail**k) for k in ks}
+    if tuple(ks) == PASS_AT_K:
+        out["pass_at_k_auc"] = sum(out[f"pass@{k}"] for k in ks) / len(ks)
+        out["unsolved"] = xp.mean((pass_rate < UNSOLVED_PASS_RATE).astype(pass_rate.dtype))
+    return out
 
 
 def check_positive_int(value: Any, name: str, *, minimum: int = 1) -> int:
