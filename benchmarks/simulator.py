@@ -1,9 +1,10 @@
-"""Simulator speed, four ways in one run, on one configuration (bandit, N = 512 prompts, K = 32 answers,
-G = 16, 200 GRPO steps with Adam): a per-prompt Python loop, the numpy reference, jax jit, and jax jit + vmap
-over 8 seeds; then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16 x 1000 steps) as one
-jitted, vmapped call. Prints rollouts per second and ratios.
+"""Simulator speed, four ways in one run, at K = 32, 512 and 4096 answers (bandit, N = 512 prompts, G = 16, 200
+GRPO steps with Adam): a per-prompt Python loop, the numpy reference, jax jit, and jax jit + vmap over 8 seeds;
+then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16 x 1000 steps, K = 32) as one jitted,
+vmapped call. Prints rollouts per second, ratios, the cost of a K = 4096 step relative to a K = 32 step, and
+the compile time at each K (the task's arrays are arguments of the compiled program, not constants).
 
-    python benchmarks/simulator.py [--loop-steps 5] [--reference-steps 20] [--sweep-steps 1000] [--no-scale-out]
+    python benchmarks/simulator.py [--loop-steps 3] [--reference-steps 10] [--sweep-steps 1000] [--no-scale-out]
 
 The Python loop and the numpy reference run --loop-steps / --reference-steps steps and are scaled linearly
 to 200 (their cost per step is constant); the jax runs are timed in full, after a compile call.
@@ -35,6 +36,7 @@ from fadesim.sim import SimConfig, simulate, simulate_reference  # noqa: E402
 from fadesim.tasks import make_task  # noqa: E402
 
 N, K, G, STEPS = 512, 32, 16, 200
+KS = (32, 512, 4096)
 
 
 def python_loop(task, steps: int, lr: float = 0.02, seed: int = 0) -> None:
@@ -43,16 +45,18 @@ def python_loop(task, steps: int, lr: float = 0.02, seed: int = 0) -> None:
     grpo = fadesim.get("grpo")
     theta = task.logits0.copy()
     m, v = np.zeros_like(theta), np.zeros_like(theta)
+    n_answers = theta.shape[1]
     for t in range(1, steps + 1):
         for n in range(N):
             z = np.exp(theta[n] - theta[n].max())
             pi = z / z.sum()
-            actions = rng.choice(K, size=G, p=pi)
+            actions = rng.choice(n_answers, size=G, p=pi)
             rewards = task.correct[n, actions].astype(float)
             adv = grpo(rewards[None, :])[0]
-            grad = np.zeros(K)
+            grad = np.zeros(n_answers)
             for a, A in zip(actions, adv):
-                grad += A * (np.eye(K)[a] - pi)
+                grad[a] += A
+                grad -= A * pi
             grad /= G * N
             m[n] = 0.9 * m[n] + 0.1 * grad
             v[n] = 0.999 * v[n] + 0.001 * grad**2
@@ -70,8 +74,8 @@ def _sweep_cfg(steps: int) -> SimConfig:
                      optimizer="adam", lr=0.02)
 
 
-def _task():
-    return make_task("bandit", n_prompts=N, n_answers=K, n_correct=3, difficulty="mixed", seed=0)
+def _task(n_answers: int = K):
+    return make_task("bandit", n_prompts=N, n_answers=n_answers, n_correct=3, difficulty="mixed", seed=0)
 
 
 def _devices_child(steps: int) -> dict:
@@ -135,8 +139,8 @@ def scale_out(steps: int) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--loop-steps", type=int, default=5)
-    ap.add_argument("--reference-steps", type=int, default=20)
+    ap.add_argument("--loop-steps", type=int, default=3)
+    ap.add_argument("--reference-steps", type=int, default=10)
     ap.add_argument("--sweep-steps", type=int, default=1000, help="steps of the full sweep (and the scale-out)")
     ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
     ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
@@ -152,26 +156,33 @@ def main() -> int:
     if args.only_scale_out:
         scale_out(args.sweep_steps)
         return 0
-    task = _task()
     rollouts = N * G * STEPS
     cfg = SimConfig(advantage="grpo", G=G, steps=STEPS, log_every=10, optimizer="adam", lr=0.02)
+    per_step = {}
+    print(f"bandit N={N}, G={G}, {STEPS} steps = {rollouts:,} rollouts per run, at K = {', '.join(map(str, KS))}")
+    print(f"{'K':>5s} {'way':28s} {'seconds/run':>12s} {'rollouts/s':>14s} {'vs loop':>9s} {'vs numpy':>9s}")
+    for n_answers in KS:
+        task = _task(n_answers)
+        t_loop = timed(lambda: python_loop(task, args.loop_steps)) * STEPS / args.loop_steps
+        ref_cfg = cfg.replace(steps=args.reference_steps, log_every=args.reference_steps)
+        t_ref = timed(lambda: simulate_reference(task, ref_cfg, seed=0, dtype=np.float32)) * STEPS / args.reference_steps
+        t_compile = timed(lambda: simulate(task, cfg, seeds=[0]))  # compile (+ one run)
+        t_jax = timed(lambda: simulate(task, cfg, seeds=[0]))
+        seeds8 = list(range(8))
+        simulate(task, cfg, seeds=seeds8)  # compile
+        t_vmap = timed(lambda: simulate(task, cfg, seeds=seeds8))
+        per_step[n_answers] = t_vmap / (8 * STEPS)
+        for name, t, runs in [("per-prompt Python loop", t_loop, 1), ("numpy reference", t_ref, 1),
+                              ("jax jit", t_jax, 1), ("jax jit + vmap (8 seeds)", t_vmap, 8)]:
+            per_run = t / runs
+            print(f"{n_answers:5d} {name:28s} {per_run:12.3f} {rollouts / per_run:14,.0f} {t_loop / per_run:9.1f} "
+                  f"{t_ref / per_run:9.1f}")
+        print(f"{n_answers:5d} {'(jax compile, about)':28s} {t_compile - t_jax:12.2f} s")
+    print(f"cost of one run-step (jit + vmap): K = {KS[-1]} / K = {KS[0]} = {per_step[KS[-1]] / per_step[KS[0]]:.1f}x "
+          f"(K is {KS[-1] // KS[0]}x)")
 
-    t_loop = timed(lambda: python_loop(task, args.loop_steps)) * STEPS / args.loop_steps
-    ref_cfg = cfg.replace(steps=args.reference_steps, log_every=args.reference_steps)
-    t_ref = timed(lambda: simulate_reference(task, ref_cfg, seed=0, dtype=np.float32)) * STEPS / args.reference_steps
-    simulate(task, cfg, seeds=[0])  # compile
-    t_jax = timed(lambda: simulate(task, cfg, seeds=[0]))
+    task = _task()
     seeds8 = list(range(8))
-    simulate(task, cfg, seeds=seeds8)  # compile
-    t_vmap = timed(lambda: simulate(task, cfg, seeds=seeds8))
-
-    print(f"bandit N={N}, K={K}, G={G}, {STEPS} steps = {rollouts:,} rollouts per run")
-    print(f"{'way':28s} {'seconds/run':>12s} {'rollouts/s':>14s} {'vs loop':>9s} {'vs numpy':>9s}")
-    for name, t, runs in [("per-prompt Python loop", t_loop, 1), ("numpy reference", t_ref, 1),
-                          ("jax jit", t_jax, 1), ("jax jit + vmap (8 seeds)", t_vmap, 8)]:
-        per_run = t / runs
-        print(f"{name:28s} {per_run:12.3f} {rollouts / per_run:14,.0f} {t_loop / per_run:9.1f} {t_ref / per_run:9.1f}")
-
     balances = list(np.linspace(-1, 1, 21))
     sweep_cfg = _sweep_cfg(args.sweep_steps)
     t_compile_and_run = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))

@@ -1,5 +1,8 @@
 """Difficulty axis (arXiv 2607.01490): sweep F-GRPO's focal exponent gamma (medium -> hard focus) on easy,
-mixed and hard prompt sets.
+mixed and hard prompt sets (toy regime) and on the llm regime's calibrated prompt set.
+
+Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm), optimizer (adam_shared: one second
+moment, the LLM-like normaliser; adam: one per logit), task and prompt set.
 
 Claim checked: hard focus sharpens the signal on hard prompts but costs effective sample size.
 Measured per gamma: where the realised mass sits (mass-weighted hardness), the ESS of the batch, the
@@ -28,32 +31,62 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
-                                run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
+                                parse_settings, run_units, verdict)
 from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.tasks import as_distribution, make_task  # noqa: E402
+from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
+from fadesim.tasks import REGIMES, as_distribution, make_task, regime_kwargs  # noqa: E402
 
-DIFFICULTIES = ("easy", "mixed", "hard")
+DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm regime has its calibrated one
+LLM_SET = "calibrated"
 
 
 @dataclass(frozen=True)
 class Settings:
     gammas: str = "0,0.5,1,2,3,5"
     seeds: int = 4
+    regimes: tuple[str, ...] = ("toy", "llm")
+    optimizers: tuple[str, ...] = ("adam_shared",)
     n_prompts: int = 256
     n_answers: int = 32
     n_correct: int = 3
+    llm_n_prompts: int = 64
+    llm_n_answers: int = 2048
+    llm_n_correct: int = 32
+    llm_width: int = 8
     G: int = 16
     steps: int = 200
     log_every: int = 20
     lr: float = 0.02
     tasks: str = "bandit,linear_softmax"
 
+    def __post_init__(self) -> None:
+        check_axes("difficulty_axis", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
+
 
 QUICK = Settings()
-FULL = Settings(seeds=8, n_prompts=512, steps=600, log_every=25)
+FULL = Settings(seeds=8, n_prompts=512, llm_n_prompts=128, steps=600, log_every=25,
+                optimizers=("adam_shared", "adam"))
+
+
+def prompt_sets(regime: str) -> tuple[str, ...]:
+    return DIFFICULTIES if regime == "toy" else (LLM_SET,)
+
+
+def difficulty_of(regime: str, prompt_set: str):
+    return regime_kwargs("llm", "bandit")["difficulty"] if prompt_set == LLM_SET else as_distribution(prompt_set)
+
+
+def build_task(s: "Settings", regime: str, task: str, prompt_set: str):
+    if regime == "llm":
+        kw = dict(n_prompts=s.llm_n_prompts, n_answers=s.llm_n_answers, n_correct=s.llm_n_correct)
+        if task == "linear_softmax":
+            kw["width"] = s.llm_width
+        return make_task(task, regime="llm", seed=0, **kw)
+    return make_task(task, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct,
+                     difficulty=prompt_set, seed=0)
 
 
 def gammas(s: Settings) -> list[float]:
@@ -61,31 +94,32 @@ def gammas(s: Settings) -> list[float]:
 
 
 def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
-    """One unit per (task, difficulty, seed, phase): all gammas vmapped. Phase 'first' is one step (theory overlay)."""
-    tasks: dict[tuple[str, str], object] = {}
+    """One unit per (regime, optimizer, task, prompt set, seed, phase): all gammas vmapped. Phase 'first' is one step
+    (the theory overlay)."""
+    tasks: dict[tuple[str, str, str], object] = {}
 
     def compute(spec: dict) -> pd.DataFrame:
-        key = (spec["task"], spec["difficulty"])
+        key = (spec["regime"], spec["task"], spec["difficulty"])
         if key not in tasks:
-            kw = dict(n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct, difficulty=key[1], seed=0)
-            tasks[key] = make_task(key[0], **kw)
+            tasks[key] = build_task(s, *key)
         one_step = spec["phase"] == "first"
         cfg = SimConfig(advantage="focal", G=s.G, steps=1 if one_step else s.steps,
-                        log_every=1 if one_step else s.log_every, optimizer="adam", lr=s.lr)
+                        log_every=1 if one_step else s.log_every, optimizer=spec["optimizer"], lr=s.lr)
         res = simulate(tasks[key], cfg, seeds=[spec["seed"]], sweep={"gamma": gammas(s)})
-        return res.to_frame({"difficulty": key[1], "phase": spec["phase"]})
+        return res.to_frame({"regime": spec["regime"], "difficulty": spec["difficulty"], "phase": spec["phase"]})
 
-    specs = [{"experiment": "difficulty_axis", "task": t, "difficulty": d, "seed": seed, "phase": phase,
-              **dataclasses.asdict(s)}
-             for t in s.tasks.split(",") for phase in ("first", "train") for d in DIFFICULTIES for seed in range(s.seeds)]
+    specs = [{"experiment": "difficulty_axis", "regime": r, "optimizer": o, "task": t, "difficulty": d, "seed": seed,
+              "phase": phase, **dataclasses.asdict(s)}
+             for r in s.regimes for o in s.optimizers for t in s.tasks.split(",") for phase in ("first", "train")
+             for d in prompt_sets(r) for seed in range(s.seeds)]
     return run_units(specs, compute, store, "difficulty-axis sweep", executor)
 
 
 def theory_table(s: Settings) -> pd.DataFrame:
-    """Closed-form hardness and ESS per group of F-GRPO's mass under each difficulty distribution."""
+    """Closed-form hardness and ESS per group of F-GRPO's mass under each prompt set's difficulty distribution."""
     rows = []
-    for d in DIFFICULTIES:
-        weights = as_distribution(d).k_weights(s.G)
+    for d in [d for r in s.regimes for d in prompt_sets(r)]:
+        weights = difficulty_of("llm" if d == LLM_SET else "toy", d).k_weights(s.G)
         for g in gammas(s):
             m = fadesim.profile("focal", s.G, gamma=g).under(weights)
             rows.append({"difficulty": d, "gamma": g, "hardness": m.hardness, "ess_fraction": m.ess_fraction})
@@ -98,7 +132,9 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
     on initially hard prompts (pass@1_hard) at the best gamma > 0 exceeds gamma = 0's, paired over seeds."""
     g_lo, g_hi = min(gammas(s)), max(gammas(s))
     lines = []
-    for (task, d), sub in df.groupby(["task", "difficulty"], sort=False):
+    for (regime, opt, task, d), sub in df.groupby(["regime", "optimizer", "task", "difficulty"], sort=False):
+        n_prompts = s.llm_n_prompts if regime == "llm" else s.n_prompts
+        tag = f"[{regime} regime, {task}, {opt}, {d}]"
         train = sub[sub.phase == "train"]
         last, fb = train[train.step == train.step.max()], sub[(sub.phase == "first") & (sub.step == 1)]
 
@@ -108,45 +144,47 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
 
         dh, hh = paired(fb, "hardness", g_lo, g_hi)
         de, he = paired(fb, "ess", g_lo, g_hi)
-        lines.append(f"[toy regime, {task}, adam, {d}] hard focus moves the mass to hard prompts and costs sample size: "
+        lines.append(f"{tag} hard focus moves the mass to hard prompts and costs sample size: "
                      f"{verdict(dh - hh > 0 and de + he < 0)} (gamma {g_lo:g} -> {g_hi:g}: mass hardness "
-                     f"{dh:+.3f} +- {hh:.3f}, batch ESS {de:+.1f} +- {he:.1f} of {s.n_prompts} prompts)")
+                     f"{dh:+.3f} +- {hh:.3f}, batch ESS {de:+.1f} +- {he:.1f} of {n_prompts} prompts)")
         start = train[train.step == 0].set_index(["seed", "gamma"])["pass@1_hard"]
         gain = (last.set_index(["seed", "gamma"])["pass@1_hard"] - start).rename("gain").reset_index()
         by_gamma = gain.groupby("gamma").gain.mean()
         best = float(by_gamma.drop(g_lo).idxmax())
         m, h = paired(gain, "gain", g_lo, best)
-        lines.append(f"[toy regime, {task}, adam, {d}] hard focus speeds up learning on hard prompts: {verdict(m - h > 0)} "
+        lines.append(f"{tag} hard focus speeds up learning on hard prompts: {verdict(m - h > 0)} "
                      f"(pass@1 gain on initially hard prompts, best gamma = {best:g} minus gamma = {g_lo:g}: "
                      f"{m:+.4f} +- {h:.4f}; gains by gamma: " + ", ".join(f"{g:g}: {v:.3f}" for g, v in by_gamma.items()) + ")")
         th = theory[theory.difficulty == d].set_index("gamma")
         meas = fb.groupby("gamma")[["hardness", "ess"]].mean()
-        lines.append(f"[toy regime, {task}, adam, {d}] closed form vs first batch: max |hardness error| "
+        lines.append(f"{tag} closed form vs first batch: max |hardness error| "
                      f"{float(np.max(np.abs(meas.hardness - th.hardness))):.3f}, max |ESS/N error| "
-                     f"{float(np.max(np.abs(meas.ess / s.n_prompts - th.ess_fraction))):.3f}")
+                     f"{float(np.max(np.abs(meas.ess / n_prompts - th.ess_fraction))):.3f}")
     return lines
 
 
-def make_figures(df: pd.DataFrame, theory: pd.DataFrame, n_prompts: int, figures: Path, suffix: str) -> list[Path]:
+def make_figures(df: pd.DataFrame, theory: pd.DataFrame, s: Settings, figures: Path, suffix: str) -> list[Path]:
     train = df[df.phase == "train"]
     last = train[train.step == train.step.max()].copy()
-    key = ["task", "difficulty", "seed", "gamma"]
+    key = ["regime", "optimizer", "task", "difficulty", "seed", "gamma"]
     start = train[train.step == 0].set_index(key)
     for metric in ("pass@1", "pass@1_hard"):
         last[f"{metric} gain"] = last.set_index(key)[metric].values - \
             start.loc[list(zip(*(last[c] for c in key))), metric].values
-    last["task / difficulty"] = last.task + " / " + last.difficulty
-    paths = [tradeoff_figure(last, x="gamma", x_label="focal exponent gamma", hue="task / difficulty",
+    last["regime / task / prompts"] = last.regime + " / " + last.task + " / " + last.difficulty
+    paths = [tradeoff_figure(last[last.optimizer == opt], x="gamma", x_label="focal exponent gamma",
+                             hue="regime / task / prompts",
                              panels=[("pass@1_hard gain", "gain on initially hard prompts"),
                                      ("pass@1 gain", "pass@1 gain (all prompts)"),
-                                     ("pass@256", "final pass@256"), ("entropy", "final entropy")],
-                             title=f"Difficulty axis: learning ({suffix})",
-                             path=figures / f"difficulty_axis_learning_{suffix}.png")]
-    first = df[(df.phase == "first") & (df.step == 1) & (df.task == "bandit")].copy()
-    first["ess_fraction"] = first["ess"] / n_prompts
+                                     ("pass@1024", "final pass@1024"), ("entropy", "final entropy")],
+                             title=f"Difficulty axis: learning, {opt} ({suffix})",
+                             path=figures / f"difficulty_axis_learning_{opt}_{suffix}.png")
+             for opt in s.optimizers]
+    first = df[(df.phase == "first") & (df.step == 1) & (df.task == "bandit") & (df.optimizer == s.optimizers[0])].copy()
+    first["ess_fraction"] = first["ess"] / np.where(first.regime == "llm", s.llm_n_prompts, s.n_prompts)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     rows = []
-    for i, d in enumerate(DIFFICULTIES):
+    for i, d in enumerate(theory.difficulty.unique()):
         color = f"C{i}"
         th = theory[theory.difficulty == d]
         for ax, metric, col in ((axes[0], "hardness", "hardness"), (axes[1], "ess_fraction", "ess_fraction")):
@@ -160,7 +198,7 @@ def make_figures(df: pd.DataFrame, theory: pd.DataFrame, n_prompts: int, figures
     for ax in axes:
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7)
-    fig.suptitle(f"Difficulty axis: closed form vs first batch, bandit ({suffix})", fontsize=11)
+    fig.suptitle(f"Difficulty axis: closed form vs first batch, bandit, {s.optimizers[0]} ({suffix})", fontsize=11)
     fig.tight_layout()
     path = figures / f"difficulty_axis_theory_{suffix}.png"
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -178,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     for line in verdicts(df, theory, settings):
         print(line)
-    for path in make_figures(df, theory, settings.n_prompts, Path(args.figures), suffix):
+    for path in make_figures(df, theory, settings, Path(args.figures), suffix):
         print(f"figure: {path}")
     return 0
 

@@ -8,7 +8,9 @@ seeds. Everything is then re-run on disjoint *held-out* seeds and reported there
 its schedule (frozen at the explore or the exploit end), with the focal part the refined defaults leave out,
 without its sign part, and the DESIGN.md section 5 constants (fade_design).
 
-Claim checked: FADE reaches peak pass@1 earlier than the best static baseline.
+Claim checked: FADE reaches peak pass@1 earlier than the best static baseline. Every verdict names its regime
+(``fadesim.tasks.regimes``: toy with easy / mixed / hard prompt sets, llm with its calibrated set), optimizer
+(adam_shared / adam) and task; FADE and every baseline get the same tuning seeds and grid budget in each cell.
 
     python experiments/fade_vs_static.py            # --quick (default): bandit, 2 difficulties, main baselines
     python experiments/fade_vs_static.py --full     # bandit + chain, 3 difficulties, every static advantage
@@ -28,12 +30,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
-                                run_units, verdict)
-from fadesim.plots import method_comparison_figure, over_time_figure  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
+                                parse_settings, run_units, verdict)
+from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.tasks import make_task  # noqa: E402
+from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
+from fadesim.tasks import REGIMES, make_task  # noqa: E402
+from fadesim.tasks.softmax_policy import PASS_AT_K  # noqa: E402
 
 #: the hyper-parameter grid of each static advantage (K is not vmappable: one run per value)
 GRIDS: dict[str, dict[str, list[float]]] = {
@@ -64,8 +68,11 @@ QUICK_BASELINES = ("grpo", "dr_grpo", "w_reinforce", "focal", "risk_sensitive", 
 
 @dataclass(frozen=True)
 class Settings:
+    regimes: tuple[str, ...] = ("toy",)
+    optimizers: tuple[str, ...] = ("adam_shared",)
     tasks: str = "bandit"
-    difficulties: str = "mixed,hard"
+    difficulties: str = "mixed,hard"  # the toy regime's prompt sets; the llm regime uses its calibrated one
+    llm_n_prompts: int = 64
     baselines: str = ",".join(QUICK_BASELINES)
     tune_seeds: int = 2
     eval_seeds: int = 8
@@ -75,47 +82,66 @@ class Settings:
     log_every: int = 20
     lr: float = 0.02
 
+    def __post_init__(self) -> None:
+        check_axes("fade_vs_static", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
+
 
 QUICK = Settings()
-FULL = Settings(tasks="bandit,chain", difficulties="easy,mixed,hard",
-                baselines=",".join(n for n in GRIDS), tune_seeds=4, eval_seeds=8, n_prompts=256, steps=600, log_every=25)
+FULL = Settings(regimes=("toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
+                difficulties="easy,mixed,hard", baselines=",".join(n for n in GRIDS), tune_seeds=4, eval_seeds=8,
+                n_prompts=256, steps=600, log_every=25)
+LLM_SET = "calibrated"
 
 
-def _task(name: str, difficulty: str, s: Settings):
+def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
+    if regime == "llm":
+        n = s.llm_n_prompts
+        if name == "chain":
+            return make_task("chain", regime="llm", n_prompts=n, seed=0)
+        return make_task(name, regime="llm", n_prompts=n, seed=0)
     if name == "chain":
         return make_task("chain", n_prompts=s.n_prompts, length=4, vocab=8, n_correct=3, difficulty=difficulty, seed=0)
     return make_task(name, n_prompts=s.n_prompts, n_answers=32, n_correct=3, difficulty=difficulty, seed=0)
 
 
+def _prompt_sets(s: Settings, regime: str) -> list[str]:
+    return s.difficulties.split(",") if regime == "toy" else [LLM_SET]
+
+
 def _runs(s: Settings) -> list[dict]:
-    """One unit per (task, difficulty, advantage, static K) x (tuning or held-out seeds)."""
+    """One unit per (regime, optimizer, task, prompt set, advantage, static K) x (tuning or held-out seeds)."""
     units = []
-    for task in s.tasks.split(","):
-        for diff in s.difficulties.split(","):
-            for adv in s.baselines.split(","):
-                grid = GRIDS[adv]
-                statics = [{"K": K} for K in grid["K"]] if "K" in grid else [{}]
-                for static in statics:
-                    units.append({"task": task, "difficulty": diff, "advantage": adv, "static": static,
-                                  "sweep": {k: v for k, v in grid.items() if k != "K"}})
-            for variant, overrides in FADE_VARIANTS.items():
-                units.append({"task": task, "difficulty": diff, "advantage": "fade", "variant": variant,
-                              "static": overrides, "sweep": {}})
+    for regime in s.regimes:
+        for optimizer in s.optimizers:
+            for task in s.tasks.split(","):
+                for diff in _prompt_sets(s, regime):
+                    cell = {"regime": regime, "optimizer": optimizer, "task": task, "difficulty": diff}
+                    for adv in s.baselines.split(","):
+                        grid = GRIDS[adv]
+                        statics = [{"K": K} for K in grid["K"]] if "K" in grid else [{}]
+                        for static in statics:
+                            units.append({**cell, "advantage": adv, "static": static,
+                                          "sweep": {k: v for k, v in grid.items() if k != "K"}})
+                    for variant, overrides in FADE_VARIANTS.items():
+                        units.append({**cell, "advantage": "fade", "variant": variant, "static": overrides,
+                                      "sweep": {}})
     return [dict(u, seeds=split, **{"settings": dataclasses.asdict(s)}) for u in units for split in ("tune", "eval")]
 
 
 def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
-    tasks: dict[tuple[str, str], object] = {}
+    tasks: dict[tuple[str, str, str], object] = {}
 
     def compute(spec: dict) -> pd.DataFrame:
-        key = (spec["task"], spec["difficulty"])
+        key = (spec["task"], spec["difficulty"], spec["regime"])
         if key not in tasks:
-            tasks[key] = _task(*key, s)
+            tasks[key] = _task(key[0], key[1], s, key[2])
         seeds = range(s.tune_seeds) if spec["seeds"] == "tune" else range(1000, 1000 + s.eval_seeds)
         cfg = SimConfig(advantage=spec["advantage"], advantage_params=spec["static"], G=s.G, steps=s.steps,
-                        log_every=s.log_every, optimizer="adam", lr=s.lr)
+                        log_every=s.log_every, optimizer=spec["optimizer"], lr=s.lr)
+        cell = f"{spec['regime']} regime, {spec['task']}, {spec['optimizer']}"
         df = simulate(tasks[key], cfg, seeds=list(seeds), sweep=spec["sweep"]).to_frame(
-            {"difficulty": spec["difficulty"], "split": spec["seeds"], "method": spec.get("variant", spec["advantage"])})
+            {"difficulty": spec["difficulty"], "split": spec["seeds"], "method": spec.get("variant", spec["advantage"]),
+             "regime": spec["regime"], "cell": cell})
         hp = [f"{k}={v}" for k, v in spec["static"].items()] if spec["advantage"] != "fade" else []
         sweep_cols = list(spec["sweep"])
         df["setting"] = df.apply(lambda row: ",".join(hp + [f"{c}={row[c]:g}" for c in sweep_cols]) or "default", axis=1)
@@ -126,20 +152,21 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
 def summarise(df: pd.DataFrame) -> pd.DataFrame:
     """Per held-out run: peak pass@1, area under pass@1, final pass@k; best setting chosen on tuning seeds."""
-    auc = df.groupby(["task", "difficulty", "split", "method", "setting", "seed"])["pass@1"].mean().rename("auc")
-    tuned = auc.xs("tune", level="split").groupby(["task", "difficulty", "method", "setting"]).mean()
-    best_setting = tuned.groupby(["task", "difficulty", "method"]).idxmax().map(lambda idx: idx[-1])
+    auc = df.groupby(["cell", "difficulty", "split", "method", "setting", "seed"])["pass@1"].mean().rename("auc")
+    tuned = auc.xs("tune", level="split").groupby(["cell", "difficulty", "method", "setting"]).mean()
+    best_setting = tuned.groupby(["cell", "difficulty", "method"]).idxmax().map(lambda idx: idx[-1])
     held = df[df.split == "eval"]
-    keep = held.set_index(["task", "difficulty", "method"]).index.map(best_setting.to_dict().get) == held.setting.values
+    keep = held.set_index(["cell", "difficulty", "method"]).index.map(best_setting.to_dict().get) == held.setting.values
     held = held[keep]
     rows = []
-    for (task, diff, method, seed), run in held.groupby(["task", "difficulty", "method", "seed"]):
+    for (cell, diff, method, seed), run in held.groupby(["cell", "difficulty", "method", "seed"]):
         run = run.sort_values("step")
-        rows.append({"task": task, "difficulty": diff, "method": method, "seed": seed,
+        rows.append({"cell": cell, "difficulty": diff, "method": method, "seed": seed,
                      "setting": run.setting.iloc[0], "peak": run["pass@1"].max(), "auc": run["pass@1"].mean(),
                      "final_pass@1": run["pass@1"].iloc[-1], "final_pass@16": run["pass@16"].iloc[-1],
                      "final_pass@256": run["pass@256"].iloc[-1], "curve_steps": run.step.values,
-                     "curve": run["pass@1"].values, "tune_auc": tuned.loc[(task, diff, method, run.setting.iloc[0])]})
+                     **{f"pass@{k}": run[f"pass@{k}"].iloc[-1] for k in PASS_AT_K},
+                     "curve": run["pass@1"].values, "tune_auc": tuned.loc[(cell, diff, method, run.setting.iloc[0])]})
     return pd.DataFrame(rows)
 
 
@@ -151,13 +178,13 @@ def steps_to(curve_steps: np.ndarray, curve: np.ndarray, target: float) -> float
 def verdicts(summary: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
     lines, table = [], []
     statics = set(GRIDS)
-    for (task, diff), part in summary.groupby(["task", "difficulty"]):
+    for (cell, diff), part in summary.groupby(["cell", "difficulty"], sort=False):
         tune = part[part.method.isin(statics)].groupby("method").tune_auc.first()
         best = tune.idxmax()
         target = 0.95 * part[part.method == best].peak.mean()
         for method, runs in part.groupby("method"):
             t = [steps_to(r.curve_steps, r.curve, target) for r in runs.itertuples()]
-            table.append({"task": task, "difficulty": diff, "method": method, "setting": runs.setting.iloc[0],
+            table.append({"cell": cell, "difficulty": diff, "method": method, "setting": runs.setting.iloc[0],
                           "peak_pass@1": runs.peak.mean(), "peak_ci": ci95(runs.peak)[1],
                           "steps_to_target": float(np.mean(t)), "steps_ci": ci95(t)[1] if np.all(np.isfinite(t)) else np.inf,
                           "final_pass@256": runs["final_pass@256"].mean(),
@@ -169,7 +196,7 @@ def verdicts(summary: pd.DataFrame) -> tuple[list[str], pd.DataFrame]:
         reached = sum(np.isfinite(v) for v in fade_t.values())
         m, h = ci95([min(best_t[s], horizon) - min(fade_t[s], horizon) for s in fade_t])
         fade_peak, best_peak = part[part.method == "fade"].peak.mean(), part[part.method == best].peak.mean()
-        lines.append(f"[toy regime, {task}, adam, {diff}] FADE reaches peak pass@1 earlier than the best static ({best}): "
+        lines.append(f"[{cell}, {diff}] FADE reaches peak pass@1 earlier than the best static ({best}): "
                      f"{verdict(m - h > 0)} (steps to 95% of the best static's peak, best static minus FADE = "
                      f"{m:+.1f} +- {h:.1f}, FADE reached it in {reached}/{len(fade_t)} held-out seeds, "
                      f"censored at {horizon:g}; peak pass@1 FADE {fade_peak:.3f} vs {best_peak:.3f})")
@@ -180,18 +207,26 @@ def make_figures(summary: pd.DataFrame, table: pd.DataFrame, figures: Path, suff
     rows = []
     for r in summary.itertuples():
         for st, v in zip(r.curve_steps, r.curve):
-            rows.append({"task": r.task, "difficulty": r.difficulty, "method": r.method, "seed": r.seed,
+            rows.append({"cell": r.cell, "difficulty": r.difficulty, "method": r.method, "seed": r.seed,
                          "step": st, "pass@1": v})
     curves = pd.DataFrame(rows)
-    best = table[table.best_static][["task", "difficulty", "method"]]
-    shown = curves.merge(pd.concat([best, best.assign(method="fade")]), on=["task", "difficulty", "method"])
-    shown["facet"] = shown.task + " / " + shown.difficulty
+    best = table[table.best_static][["cell", "difficulty", "method"]]
+    shown = curves.merge(pd.concat([best, best.assign(method="fade")]), on=["cell", "difficulty", "method"])
+    shown["facet"] = shown.cell + " / " + shown.difficulty
     shown["is_fade"] = (shown.method == "fade").astype(float)
     paths = [over_time_figure(shown, metric="pass@1", label="pass@1 (held-out seeds)", line="is_fade",
                               line_label="FADE (1) vs best static (0)", facet="facet",
                               title=f"FADE vs the best tuned static advantage ({suffix})",
                               path=figures / f"fade_vs_static_curves_{suffix}.png")]
-    table = table.assign(facet=table.task + " / " + table.difficulty)
+    # the pass@k spectrum (held-out, final step): FADE, the best static and GRPO in each cell
+    spec = summary.merge(best.rename(columns={"method": "best"}), on=["cell", "difficulty"])
+    spec = spec[(spec.method == "fade") | (spec.method == spec.best) | (spec.method == "grpo")]
+    spec = spec.assign(facet=spec.cell + " / " + spec.difficulty,
+                       line=np.where(spec.method == spec.best, spec.method + " (best static)", spec.method))
+    paths.append(pass_at_k_figure(spec, line="line", line_label="method", facet="facet",
+                                  title=f"FADE vs the best static: final pass@k spectrum, held-out seeds ({suffix})",
+                                  path=figures / f"fade_vs_static_passk_{suffix}.png"))
+    table = table.assign(facet=table.cell + " / " + table.difficulty)
     paths.append(method_comparison_figure(
         table, facet="facet", title=f"FADE, its ablations and every tuned static advantage ({suffix}; orange = FADE)",
         panels=[("peak_pass@1", "peak_ci", "peak pass@1 (held-out)"),

@@ -7,6 +7,8 @@ trains for the same window. A static setting is FADE with a constant schedule: f
 negative-advantage weight lam_neg (lam_neg < 1 suppresses negatives, 1 is balanced, > 1 favours them).
 
 Claim checked: exploration favours balance and hard focus; exploitation favours suppression and medium focus.
+Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm), optimizer (adam_shared / adam, also the
+GRPO warm-up's) and task.
 
     python experiments/phase_shift.py            # --quick (default)
     python experiments/phase_shift.py --full
@@ -26,12 +28,13 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import (LOCAL, Executor, ci95, executor_from_args, parse_settings,  # noqa: E402
-                                run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
+                                parse_settings, run_units, verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.tasks import Bandit, LinearSoftmax, make_task  # noqa: E402
+from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
+from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -39,35 +42,53 @@ class Settings:
     gammas: str = "0,1,2,3"
     lam_negs: str = "0.25,0.5,1,1.5"
     seeds: int = 4
+    regimes: tuple[str, ...] = ("toy", "llm")
+    optimizers: tuple[str, ...] = ("adam_shared",)
     n_prompts: int = 256
     n_answers: int = 32
     n_correct: int = 3
     difficulty: str = "mixed"
+    llm_n_prompts: int = 64
+    llm_n_answers: int = 2048
+    llm_n_correct: int = 32
+    llm_width: int = 8
     G: int = 16
     window: int = 50  # steps trained from each starting state
     warm_steps: int = 300  # GRPO steps to reach the late-phase checkpoint
     lr: float = 0.02
     tasks: str = "bandit,linear_softmax"
 
+    def __post_init__(self) -> None:
+        check_axes("phase_shift", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
+
 
 QUICK = Settings()
-FULL = Settings(seeds=8, n_prompts=512, gammas="0,0.5,1,2,3,4", lam_negs="0.1,0.25,0.5,0.75,1,1.5,2")
+FULL = Settings(seeds=8, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4",
+                lam_negs="0.1,0.25,0.5,0.75,1,1.5,2", optimizers=("adam_shared", "adam"))
 
 
 def grid(s: Settings) -> list[tuple[float, float]]:
     return list(itertools.product([float(g) for g in s.gammas.split(",")], [float(x) for x in s.lam_negs.split(",")]))
 
 
-def starting_tasks(task_name: str, s: Settings) -> dict[str, object]:
-    """The initial task and the same task started from a GRPO checkpoint (parameters after warm_steps)."""
+def starting_tasks(task_name: str, s: Settings, regime: str = "toy", optimizer: str = "adam_shared"
+                   ) -> dict[str, object]:
+    """The initial task and the same task started from a GRPO checkpoint (parameters after warm_steps with
+    ``optimizer``)."""
     import jax
     import jax.numpy as jnp
 
     from fadesim.sim.step import initial_state, train_step
 
-    early = make_task(task_name, n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct,
-                      difficulty=s.difficulty, seed=0)
-    cfg = SimConfig(advantage="grpo", G=s.G, steps=s.warm_steps, log_every=s.warm_steps, lr=s.lr)
+    if regime == "llm":
+        kw = dict(n_prompts=s.llm_n_prompts, n_answers=s.llm_n_answers, n_correct=s.llm_n_correct)
+        if task_name == "linear_softmax":
+            kw["width"] = s.llm_width
+        early = make_task(task_name, regime="llm", seed=0, **kw)
+    else:
+        early = make_task(task_name, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers,
+                          n_correct=s.n_correct, difficulty=s.difficulty, seed=0)
+    cfg = SimConfig(advantage="grpo", G=s.G, steps=s.warm_steps, log_every=s.warm_steps, lr=s.lr, optimizer=optimizer)
 
     @jax.jit
     def warm(key):
@@ -88,29 +109,34 @@ def starting_tasks(task_name: str, s: Settings) -> dict[str, object]:
 
 
 def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
-    tasks: dict[str, dict[str, object]] = {}
+    tasks: dict[tuple[str, str, str], dict[str, object]] = {}
     cells = grid(s)
     sweep = {"gamma_explore": [g for g, _ in cells], "gamma_exploit": [g for g, _ in cells],
              "lam_neg_explore": [x for _, x in cells], "lam_neg_exploit": [x for _, x in cells]}
-    cfg = SimConfig(advantage="fade", G=s.G, steps=s.window, log_every=s.window, optimizer="adam", lr=s.lr)
 
     def compute(spec: dict) -> pd.DataFrame:
-        if spec["task"] not in tasks:
-            tasks[spec["task"]] = starting_tasks(spec["task"], s)
-        res = simulate(tasks[spec["task"]][spec["phase"]], cfg, seeds=[spec["seed"]], sweep=sweep)
-        df = res.to_frame({"phase": spec["phase"]})
+        key = (spec["regime"], spec["optimizer"], spec["task"])
+        if key not in tasks:
+            tasks[key] = starting_tasks(spec["task"], s, spec["regime"], spec["optimizer"])
+        cfg = SimConfig(advantage="fade", G=s.G, steps=s.window, log_every=s.window, optimizer=spec["optimizer"],
+                        lr=s.lr)
+        res = simulate(tasks[key][spec["phase"]], cfg, seeds=[spec["seed"]], sweep=sweep)
+        df = res.to_frame({"phase": spec["phase"], "regime": spec["regime"]})
         df["task"] = spec["task"]
         df["gamma"], df["lam_neg"] = df["gamma_explore"], df["lam_neg_explore"]
         return df
 
-    specs = [{"experiment": "phase_shift", "task": t, "phase": ph, "seed": seed, **dataclasses.asdict(s)}
-             for t in s.tasks.split(",") for ph in ("early", "late") for seed in range(s.seeds)]
+    specs = [{"experiment": "phase_shift", "regime": r, "optimizer": o, "task": t, "phase": ph, "seed": seed,
+              **dataclasses.asdict(s)}
+             for r in s.regimes for o in s.optimizers for t in s.tasks.split(",") for ph in ("early", "late")
+             for seed in range(s.seeds)]
     return run_units(specs, compute, store, "phase-shift sweep", executor)
 
 
 def progress(df: pd.DataFrame, metric: str = "pass@1") -> pd.DataFrame:
-    """Per (task, phase, seed, gamma, lam_neg): gain in ``metric`` per step over the window, and start entropy."""
-    key = ["task", "phase", "seed", "gamma", "lam_neg"]
+    """Per (regime, optimizer, task, phase, seed, gamma, lam_neg): gain in ``metric`` per step over the window, and
+    start entropy."""
+    key = ["regime", "optimizer", "task", "phase", "seed", "gamma", "lam_neg"]
     start = df[df.step == 0].set_index(key)
     end = df[df.step == df.step.max()].set_index(key)
     out = ((end[metric] - start[metric]) / df.step.max()).rename("progress").reset_index()
@@ -118,33 +144,35 @@ def progress(df: pd.DataFrame, metric: str = "pass@1") -> pd.DataFrame:
     return out
 
 
-def best_settings(prog: pd.DataFrame) -> dict[tuple[str, str], tuple[float, float, float, float]]:
-    """(task, phase) -> (gamma, lam_neg, mean progress, 95% half-width) of the best static setting."""
+def best_settings(prog: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[float, float, float, float]]:
+    """(regime, optimizer, task, phase) -> (gamma, lam_neg, mean progress, 95% half-width) of the best static
+    setting."""
     out = {}
-    for (task, phase), part in prog.groupby(["task", "phase"]):
+    for key, part in prog.groupby(["regime", "optimizer", "task", "phase"]):
         means = part.groupby(["gamma", "lam_neg"]).progress.mean()
         g, lam = means.idxmax()
         m, h = ci95(part[(part.gamma == g) & (part.lam_neg == lam)].progress)
-        out[(task, phase)] = (float(g), float(lam), m, h)
+        out[key] = (float(g), float(lam), m, h)
     return out
 
 
 def verdicts(prog: pd.DataFrame) -> list[str]:
     best = best_settings(prog)
     lines = []
-    for task in prog.task.unique():
-        ge, le, me, he = best[(task, "early")]
-        gl, ll, ml, hl = best[(task, "late")]
-        h_early = prog[(prog.task == task) & (prog.phase == "early")].start_entropy.mean()
-        h_late = prog[(prog.task == task) & (prog.phase == "late")].start_entropy.mean()
+    for (regime, opt, task), run in prog.groupby(["regime", "optimizer", "task"], sort=False):
+        ge, le, me, he = best[(regime, opt, task, "early")]
+        gl, ll, ml, hl = best[(regime, opt, task, "late")]
+        h_early = run[run.phase == "early"].start_entropy.mean()
+        h_late = run[run.phase == "late"].start_entropy.mean()
+        tag = f"[{regime} regime, {task}, {opt}]"
         lines += [
-            f"[toy regime, {task}, adam] phases: early starts at entropy {h_early:.3f}, late at {h_late:.3f} (ratio {h_late / h_early:.2f})",
-            f"[toy regime, {task}, adam] best static early: gamma = {ge:g}, lam_neg = {le:g} (pass@1 gain {me * 1e3:.3f} +- {he * 1e3:.3f} "
+            f"{tag} phases: early starts at entropy {h_early:.3f}, late at {h_late:.3f} (ratio {h_late / h_early:.2f})",
+            f"{tag} best static early: gamma = {ge:g}, lam_neg = {le:g} (pass@1 gain {me * 1e3:.3f} +- {he * 1e3:.3f} "
             f"per 1000 steps); late: gamma = {gl:g}, lam_neg = {ll:g} ({ml * 1e3:.3f} +- {hl * 1e3:.3f})",
-            f"[toy regime, {task}, adam] exploration favours balance (0.75 <= lam_neg <= 1.25): {verdict(0.75 <= le <= 1.25)} (best early lam_neg = {le:g})",
-            f"[toy regime, {task}, adam] exploration favours hard focus (gamma >= 1): {verdict(ge >= 1)} (best early gamma = {ge:g})",
-            f"[toy regime, {task}, adam] exploitation favours suppressing negatives (lam_neg < 1): {verdict(ll < 1)} (best late lam_neg = {ll:g})",
-            f"[toy regime, {task}, adam] exploitation favours medium focus (gamma below early's, or 0): {verdict(gl < ge or gl == 0)} "
+            f"{tag} exploration favours balance (0.75 <= lam_neg <= 1.25): {verdict(0.75 <= le <= 1.25)} (best early lam_neg = {le:g})",
+            f"{tag} exploration favours hard focus (gamma >= 1): {verdict(ge >= 1)} (best early gamma = {ge:g})",
+            f"{tag} exploitation favours suppressing negatives (lam_neg < 1): {verdict(ll < 1)} (best late lam_neg = {ll:g})",
+            f"{tag} exploitation favours medium focus (gamma below early's, or 0): {verdict(gl < ge or gl == 0)} "
             f"(best late gamma = {gl:g})",
         ]
     return lines
@@ -153,13 +181,13 @@ def verdicts(prog: pd.DataFrame) -> list[str]:
 def make_figures(prog: pd.DataFrame, figures: Path, suffix: str) -> list[Path]:
     prog = prog.assign(progress_per_1000=prog.progress * 1e3, lam_neg_label=prog.lam_neg.map(lambda v: f"lam_neg={v:g}"))
     paths = []
-    for task in prog.task.unique():
+    for (regime, opt, task), run in prog.groupby(["regime", "optimizer", "task"], sort=False):
         for phase in ("early", "late"):
             paths.append(tradeoff_figure(
-                prog[(prog.task == task) & (prog.phase == phase)], x="gamma", x_label="focal exponent gamma",
+                run[run.phase == phase], x="gamma", x_label="focal exponent gamma",
                 hue="lam_neg_label", panels=[("progress_per_1000", "pass@1 gain per 1000 steps")],
-                title=f"Phase shift: {task}, {phase} phase ({suffix})",
-                path=figures / f"phase_shift_{task}_{phase}_{suffix}.png"))
+                title=f"Phase shift: {regime} regime, {task}, {opt}, {phase} phase ({suffix})",
+                path=figures / f"phase_shift_{regime}_{opt}_{task}_{phase}_{suffix}.png"))
     return paths
 
 

@@ -14,6 +14,20 @@ from tqdm import tqdm
 from fadesim.results import ResultStore, unit_key
 
 
+def check_axes(experiment: str, **axes: tuple[tuple[str, ...], Any]) -> None:
+    """Each named axis (e.g. regimes=(values, known)) must be a non-empty subset of its known values."""
+    for name, (values, known) in axes.items():
+        if not values or any(v not in known for v in values):
+            raise ValueError(f"{experiment}: {name} must be a non-empty subset of {list(known)}; got {list(values)}")
+
+
+def _comma_list(text: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip())
+    if not items:
+        raise argparse.ArgumentTypeError("expected one or more comma-separated values")
+    return items
+
+
 def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root: Path, name: str
                    ) -> tuple[Any, str, argparse.Namespace]:
     """--quick (default) / --full plus an override flag for every int/float/str field of the settings."""
@@ -24,12 +38,15 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
     mode.add_argument("--full", action="store_true", help="the published figure's sweep")
     ap.add_argument("--out", default=str(root / "results" / name), help="result folder (resumable)")
     ap.add_argument("--figures", default=str(root / "paper_figures"), help="figure folder")
-    kinds = {"int": int, "float": float, "str": str}
+    kinds = {"int": int, "float": float, "str": str, "tuple[str, ...]": _comma_list}
     for field in dataclasses.fields(quick):
         if field.type in kinds:
-            ap.add_argument(f"--{field.name.replace('_', '-')}", type=kinds[field.type], default=None,
-                            help=f"override {field.name} (quick {getattr(quick, field.name)!r}, "
-                                 f"full {getattr(full, field.name)!r})")
+            flags = [f"--{field.name.replace('_', '-')}"]
+            if field.type == "tuple[str, ...]" and field.name.endswith("s"):
+                flags.append(f"--{field.name[:-1].replace('_', '-')}")  # --regime llm, --optimizer adam,adam_shared
+            ap.add_argument(*flags, dest=field.name, type=kinds[field.type], default=None,
+                            help=f"override {field.name}{' (comma-separated)' if field.type.startswith('tuple') else ''}"
+                                 f" (quick {getattr(quick, field.name)!r}, full {getattr(full, field.name)!r})")
     ap.add_argument("--executor", choices=EXECUTORS, default="local",
                     help="where units run: 'local' (this process) or 'ray' (one Ray task per unit; pip install -e '.[ray]')")
     ap.add_argument("--ray-address", default=None,

@@ -54,6 +54,42 @@ def tradeoff_figure(final: pd.DataFrame, *, x: str, x_label: str, panels: Sequen
     return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
 
 
+def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: str, title: str,
+                     path: str | Path) -> Path:
+    """The pass@k spectrum: pass@k (mean +- 95% CI over seeds) against k on a log2 axis, one panel per ``facet``
+    value, one line per ``line`` value (the accuracy-diversity trade-off: pass@1 at the left, coverage at the right)."""
+    ks = sorted(int(c.split("@")[1]) for c in final.columns if c.startswith("pass@") and c.split("@")[1].isdigit())
+    facets = list(dict.fromkeys(final[facet]))
+    fig, axes = plt.subplots(1, len(facets), figsize=(4.2 * len(facets), 3.4), squeeze=False, sharey=True)
+    rows = []
+    values = sorted(final[line].unique())
+    cmap = plt.get_cmap("coolwarm")
+    for ax, fv in zip(axes[0], facets):
+        part = final[final[facet] == fv]
+        for i, lv in enumerate(values):
+            sub = part[part[line] == lv]
+            if sub.empty:
+                continue
+            stats = [mean_ci(sub.assign(_k=k), ["_k"], f"pass@{k}").rename(columns={f"pass@{k}": "value"})
+                     for k in ks]
+            st = pd.concat(stats, ignore_index=True)
+            colour = cmap(i / max(1, len(values) - 1)) if np.issubdtype(np.asarray(values).dtype, np.number) else None
+            ax.errorbar(st["_k"], st["value"], yerr=st["ci95"], marker="o", ms=2.5, capsize=2, color=colour,
+                        label=f"{lv:g}" if isinstance(lv, (int, float, np.floating)) else str(lv))
+            rows.append(st.rename(columns={"_k": "k"}).assign(**{facet: fv, line: lv}))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("k (samples)")
+        ax.set_title(str(fv), fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("pass@k")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.suptitle(title, fontsize=11)
+    fig.tight_layout()
+    fig.legend(handles, labels, title=line_label, fontsize=8, title_fontsize=8, loc="center left",
+               bbox_to_anchor=(1.0, 0.5))
+    return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
+
+
 def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str, line_label: str,
                      facet: str, title: str, path: str | Path) -> Path:
     """``metric`` against training step, one panel per ``facet`` value, one line per ``line`` value."""

@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 TINY = ["--n-balances", "5", "--seeds", "3", "--n-prompts", "16", "--n-answers", "8", "--steps", "40",
-        "--log-every", "10", "--width", "4"]
+        "--log-every", "10", "--width", "4", "--llm-n-prompts", "8", "--llm-n-answers", "64", "--llm-n-correct", "4",
+        "--llm-width", "4"]
 
 
 def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
@@ -24,19 +25,42 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     out = capsys.readouterr().out
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
     theory = [v for v in verdicts if "theory vs simulation" in v]
-    # 2 phases x (bandit: entropy, logit norm; linear: entropy + 4 geometry), then the theory check:
-    # 2 optimizers x 4 predicted effects
-    assert len(verdicts) - len(theory) == 2 * (2 + 5) and len(theory) == 2 * 4
+    # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry);
+    # then the theory check: 2 regimes x (sgd, adam_shared) x 4 predicted effects
+    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 6) and len(theory) == 2 * 2 * 4
     assert all(("NOT CONFIRMED" in v) or (": CONFIRMED" in v) for v in verdicts)
-    assert all(v.startswith("[toy regime, ") for v in verdicts)  # every verdict names its regime ...
-    assert all((", adam" in v) or (", sgd" in v) for v in verdicts)  # ... and its optimizer
-    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 4
+    # every verdict names its regime, optimizer and family
+    assert all(v.startswith("[llm regime, ") or v.startswith("[toy regime, ") for v in verdicts)
+    assert sum(v.startswith("[llm regime, ") for v in verdicts) == 2 * 3 + 2 * 4
+    assert all(("adam_shared" in v) or (", sgd" in v) for v in verdicts)
+    assert all("sign_scaled" in v for v in verdicts)
+    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 8
     assert "E[M+]" in out and "ESS/group" in out and "Predicted one-step drift" in out
-    for name in ("sign_axis_tradeoff_quick", "sign_axis_geometry_quick", "sign_axis_entropy_quick",
-                 "sign_axis_theory_quick"):
+    for name in ("sign_axis_tradeoff_llm_quick", "sign_axis_tradeoff_toy_quick", "sign_axis_geometry_quick",
+                 "sign_axis_entropy_quick", "sign_axis_passk_quick", "sign_axis_theory_quick"):
         png = tmp_path / "fig" / f"{name}.png"
         assert png.stat().st_size > 10_000
         assert (tmp_path / "fig" / f"{name}.csv").exists()
+    tables = (tmp_path / "fig" / "sign_axis_verdicts_quick.md").read_text()
+    assert "| task | family | metric | phase | llm / adam_shared | toy / adam_shared |" in tables
+    assert tables.count("**") == 2 * 3  # one table per claim
+
+
+def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
+    import sign_axis
+
+    args = TINY + ["--regime", "toy", "--optimizer", "adam,adam_shared", "--families", "sign_balanced",
+                   "--tasks", "bandit", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert sign_axis.main(args) == 0
+    verdicts = [line for line in capsys.readouterr().out.splitlines() if "CONFIRMED" in line]
+    sweep = [v for v in verdicts if "theory vs simulation" not in v]
+    assert len(sweep) == 2 * 2 * 3 and all(v.startswith("[toy regime, bandit, ") for v in sweep)
+    assert {v.split(", ")[2] for v in sweep} == {"adam", "adam_shared"}
+    assert all("sign_balanced" in v for v in verdicts)
+    with pytest.raises(ValueError, match="regimes must be a non-empty subset"):
+        sign_axis.main(["--regime", "huge", "--out", str(tmp_path / "x")])
+    with pytest.raises(ValueError, match="plain SGD is the theory check's optimizer"):
+        sign_axis.main(["--optimizer", "sgd", "--out", str(tmp_path / "x")])
 
 
 def test_figure_renders_with_labelled_axes(tmp_path):
@@ -80,13 +104,13 @@ def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path):
     proc = _run(args + ["--out", str(killed)])
     units = killed / "quick" / "units"
     deadline = time.time() + 300
-    # 2 theory-check units (one per optimizer) come first, then 2 tasks x 6 seeds
-    while time.time() < deadline and len(list(units.glob("*.csv"))) < 4:
+    # 4 theory-check units (2 regimes x 2 optimizers) come first, then (1 llm + 2 toy tasks) x 6 seeds
+    while time.time() < deadline and len(list(units.glob("*.csv"))) < 6:
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     done = len(list(units.glob("*.csv")))
-    assert 4 <= done < 14, f"kill landed after {done} of 14 units"
+    assert 6 <= done < 22, f"kill landed after {done} of 22 units"
     for f in units.glob("*.csv"):  # every unit on disk is complete and readable
         pd.read_csv(f)
     assert _run(args + ["--out", str(killed)]).wait(timeout=600) == 0
@@ -104,11 +128,15 @@ def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
     import difficulty_axis
 
     args = ["--gammas", "0,2", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8", "--steps", "20",
-            "--log-every", "10", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+            "--log-every", "10", "--llm-n-prompts", "8", "--llm-n-answers", "64", "--llm-n-correct", "4",
+            "--llm-width", "4", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
     assert difficulty_axis.main(args) == 0
     lines = _verdict_lines(capsys.readouterr().out)
-    assert len(lines) == 2 * 3 * 2  # tasks x difficulties x (mass structure, learning on hard prompts)
-    assert (tmp_path / "fig" / "difficulty_axis_learning_quick.png").exists()
+    # tasks x (toy: 3 prompt sets, llm: its calibrated set) x (mass structure, learning on hard prompts)
+    assert len(lines) == 2 * (3 + 1) * 2
+    assert sum(line.startswith("[llm regime, ") for line in lines) == 2 * 2
+    assert all(", adam_shared, " in line for line in lines)
+    assert (tmp_path / "fig" / "difficulty_axis_learning_adam_shared_quick.png").exists()
     assert (tmp_path / "fig" / "difficulty_axis_theory_quick.csv").exists()
 
 
@@ -116,11 +144,15 @@ def test_phase_shift_prints_verdicts_and_figures(tmp_path, capsys):
     import phase_shift
 
     args = ["--gammas", "0,2", "--lam-negs", "0.5,1", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8",
-            "--window", "10", "--warm-steps", "20", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+            "--window", "10", "--warm-steps", "20", "--llm-n-prompts", "8", "--llm-n-answers", "64",
+            "--llm-n-correct", "4", "--llm-width", "4", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
     assert phase_shift.main(args) == 0
     lines = _verdict_lines(capsys.readouterr().out)
-    assert len(lines) == 2 * 4 * 2  # tasks x claims x (pass@1, pass@16)
-    assert (tmp_path / "fig" / "phase_shift_linear_softmax_late_quick.png").exists()
+    assert len(lines) == 2 * 2 * 4 * 2  # regimes x tasks x claims x (pass@1, pass@16)
+    assert sum(line.lstrip().startswith("[llm regime, ") for line in lines) == 2 * 4 * 2
+    assert all(", adam_shared]" in line for line in lines)
+    assert (tmp_path / "fig" / "phase_shift_toy_adam_shared_linear_softmax_late_quick.png").exists()
+    assert (tmp_path / "fig" / "phase_shift_llm_adam_shared_bandit_early_quick.png").exists()
 
 
 def test_fade_vs_static_prints_verdicts_and_figures(tmp_path, capsys):
@@ -136,7 +168,21 @@ def test_fade_vs_static_prints_verdicts_and_figures(tmp_path, capsys):
     for method in ("fade_design", "fade_with_focal", "fade_no_sign", "fade_frozen_explore", "fade_frozen_exploit",
                    "w_reinforce"):
         assert method in out
+    assert lines[0].startswith("[toy regime, bandit, adam_shared, mixed] ")
     assert (tmp_path / "fig" / "fade_vs_static_methods_quick.png").exists()
+    spectrum = pd.read_csv(tmp_path / "fig" / "fade_vs_static_passk_quick.csv")
+    assert sorted(spectrum.k.unique()) == [2**j for j in range(11)] and "fade" in set(spectrum.line)
+
+
+def test_fade_vs_static_llm_regime_cell(tmp_path, capsys):
+    import fade_vs_static
+
+    args = ["--regime", "llm", "--optimizer", "adam", "--baselines", "grpo", "--tune-seeds", "2", "--eval-seeds", "2",
+            "--llm-n-prompts", "8", "--steps", "10", "--log-every", "5",
+            "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert fade_vs_static.main(args) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert len(lines) == 1 and lines[0].startswith("[llm regime, bandit, adam, calibrated] ")
 
 
 def test_tuning_and_evaluation_use_disjoint_seeds():
