@@ -38,7 +38,7 @@ import fadesim  # noqa: E402
 from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
                                 parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure  # noqa: E402
-from fadesim.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
 from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
 from fadesim.tasks import REGIMES, make_task  # noqa: E402

@@ -42,8 +42,9 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
     for field in dataclasses.fields(quick):
         if field.type in kinds:
             flags = [f"--{field.name.replace('_', '-')}"]
-            if field.type == "tuple[str, ...]" and field.name.endswith("s"):
-                flags.append(f"--{field.name[:-1].replace('_', '-')}")  # --regime llm, --optimizer adam,adam_shared
+            if field.type == "tuple[str, ...]" and field.name.endswith("s"):  # --regime llm, --optimizer adam,sgd
+                singular = field.name[:-3] + "y" if field.name.endswith("ies") else field.name[:-1]
+                flags.append(f"--{singular.replace('_', '-')}")
             ap.add_argument(*flags, dest=field.name, type=kinds[field.type], default=None,
                             help=f"override {field.name}{' (comma-separated)' if field.type.startswith('tuple') else ''}"
                                  f" (quick {getattr(quick, field.name)!r}, full {getattr(full, field.name)!r})")

@@ -192,3 +192,15 @@ def test_tuning_and_evaluation_use_disjoint_seeds():
     assert {r["seeds"] for r in runs} == {"tune", "eval"}
     s = fade_vs_static.QUICK
     assert set(range(s.tune_seeds)).isdisjoint(range(1000, 1000 + s.eval_seeds))
+
+
+def test_calibration_figure_fits_the_published_curve(tmp_path, capsys):
+    import calibration
+
+    assert calibration.main(["--figures", str(tmp_path), "--n-prompts", "256"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("error per k") == 3 and "llm-regime task" in out
+    frame = pd.read_csv(tmp_path / "calibration.csv")
+    published = frame[frame.curve == "published"]
+    assert len(published) == 9  # 3 splits x k = 1, 5, 1000 (arXiv 2107.03374, Table 3)
+    assert (tmp_path / "calibration.png").stat().st_size > 10_000

@@ -5,11 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import jax
-import jax.numpy as jnp
-
-from fadesim.sim import SimConfig, simulate, simulate_reference, step_uniforms
+from fadesim.sim import SimConfig, simulate, simulate_reference
 from fadesim.tasks import Beta, Empirical, Mixture, PointMass, fit_beta, make_task
+from tests.simulators import assert_jax_equals_numpy
 
 TASKS = {
     "bandit": dict(n_prompts=16, n_answers=8, n_correct=2, seed=0),
@@ -29,14 +27,7 @@ CONFIGS = [
 @pytest.mark.parametrize("task_name", TASKS)
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.advantage)
 def test_numpy_and_jax_trajectories_are_identical_given_the_same_draws(task_name, cfg):
-    task = make_task(task_name, **TASKS[task_name])
-    with jax.enable_x64(True):
-        res = simulate(task, cfg, seeds=[7], dtype=jnp.float64)
-        key = jax.random.PRNGKey(7)
-        ref = simulate_reference(task, cfg, uniforms=lambda t, s: np.asarray(step_uniforms(key, t, s, jnp.float64)))
-    assert set(res.metrics) == set(ref.metrics)
-    for name in ref.metrics:
-        np.testing.assert_allclose(res.metrics[name], ref.metrics[name], rtol=1e-5, atol=1e-5, err_msg=name)
+    assert_jax_equals_numpy(make_task(task_name, **TASKS[task_name]), cfg, 7, rtol=1e-5, atol=1e-5)
 
 
 def test_jitted_sweep_equals_each_configuration_alone():

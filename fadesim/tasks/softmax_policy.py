@@ -13,6 +13,10 @@ import numpy as np
 #: pass@k orders logged by the simulator: k = 1, 2, 4, ..., 1024 (their mean is ``pass_at_k_auc``)
 PASS_AT_K = tuple(2**j for j in range(11))
 
+#: up to this many answers, sampling compares u with the whole cdf and scores by one-hot sums (O(G K), fastest
+#: at small K on CPU); above it, binary search and scatter-add (O(K + G log K)). Both give the same draws.
+SMALL_K = 64
+
 #: a prompt whose pass rate is below this is "unsolved" (the simulator's ``unsolved`` metric)
 UNSOLVED_PASS_RATE = 1e-3
 
@@ -42,11 +46,15 @@ def sample_categorical(log_probs: Any, u: Any, xp: Any) -> Any:
     ``log_probs``' leading axes are those of ``u`` without its last: one distribution serves the G draws of a
     prompt. The cdf is normalised by its last entry so rounding can never leave u above the total. The index,
     the number of cdf entries <= u, is found by binary search (ceil(log2(K + 1)) gathers per draw), so a
-    draw costs O(log K) after the O(K) cumulative sum: O(K + G log K) per prompt, not O(G K).
+    draw costs O(log K) after the O(K) cumulative sum: O(K + G log K) per prompt, not O(G K). Up to SMALL_K
+    answers the direct count (O(G K)) is used instead, which vectorises better there; both give the same index.
     """
     cdf = xp.cumsum(xp.exp(log_probs), axis=-1)
     cdf = cdf / cdf[..., -1:]
     K = log_probs.shape[-1]
+    if K <= SMALL_K:  # a few comparisons per draw vectorise better than a search; the same index either way
+        index = xp.sum((u[..., None] >= cdf[..., None, :]).astype(xp.int32), axis=-1)
+        return xp.minimum(index, K - 1)
     lo = xp.zeros(u.shape, dtype=xp.int32)
     hi = xp.full(u.shape, K, dtype=xp.int32)
     for _ in range(int(K).bit_length()):  # = ceil(log2(K + 1)) halvings of [lo, hi)
@@ -62,8 +70,11 @@ def weighted_counts(index: Any, weights: Any, depth: int, xp: Any) -> Any:
     """sum_g weights[..., g] [index[..., g] == a] for a < depth: (..., G) -> (..., depth), by scatter-add.
 
     The same sums as ``sum(weights[..., None] * one_hot(index, depth), axis=-2)``, in O(G + depth) per row
-    instead of O(G depth): numpy's ``add.at`` or jax's ``.at[].add``, both adding in rollout order.
+    instead of O(G depth): numpy's ``add.at`` or jax's ``.at[].add``, both adding in rollout order (one-hot sums
+    up to SMALL_K).
     """
+    if depth <= SMALL_K:  # one-hot sums vectorise better at small depth (the same sums, in the same order)
+        return xp.sum(weights[..., None] * one_hot(index, depth, weights.dtype, xp), axis=-2)
     lead = index.shape[:-1]
     rows = int(np.prod(lead)) if lead else 1
     flat_index = xp.reshape(index, (rows, index.shape[-1]))
