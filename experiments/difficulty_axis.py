@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
 from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                parse_settings, run_units, verdict)
+                                llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -81,10 +81,7 @@ def difficulty_of(regime: str, prompt_set: str):
 
 def build_task(s: "Settings", regime: str, task: str, prompt_set: str):
     if regime == "llm":
-        kw = dict(n_prompts=s.llm_n_prompts, n_answers=s.llm_n_answers, n_correct=s.llm_n_correct)
-        if task == "linear_softmax":
-            kw["width"] = s.llm_width
-        return make_task(task, regime="llm", seed=0, **kw)
+        return llm_task(s, task)
     return make_task(task, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct,
                      difficulty=prompt_set, seed=0)
 

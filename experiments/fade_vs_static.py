@@ -94,11 +94,8 @@ LLM_SET = "calibrated"
 
 
 def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
-    if regime == "llm":
-        n = s.llm_n_prompts
-        if name == "chain":
-            return make_task("chain", regime="llm", n_prompts=n, seed=0)
-        return make_task(name, regime="llm", n_prompts=n, seed=0)
+    if regime == "llm":  # the regime gives the answer space (or chain's T = 4, V = 8) and the difficulty
+        return make_task(name, regime="llm", n_prompts=s.llm_n_prompts, seed=0)
     if name == "chain":
         return make_task("chain", n_prompts=s.n_prompts, length=4, vocab=8, n_correct=3, difficulty=difficulty, seed=0)
     return make_task(name, n_prompts=s.n_prompts, n_answers=32, n_correct=3, difficulty=difficulty, seed=0)

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                parse_settings, run_units, verdict)
+                                llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -81,10 +81,7 @@ def starting_tasks(task_name: str, s: Settings, regime: str = "toy", optimizer: 
     from fadesim.sim.step import initial_state, train_step
 
     if regime == "llm":
-        kw = dict(n_prompts=s.llm_n_prompts, n_answers=s.llm_n_answers, n_correct=s.llm_n_correct)
-        if task_name == "linear_softmax":
-            kw["width"] = s.llm_width
-        early = make_task(task_name, regime="llm", seed=0, **kw)
+        early = llm_task(s, task_name)
     else:
         early = make_task(task_name, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers,
                           n_correct=s.n_correct, difficulty=s.difficulty, seed=0)

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
 from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                parse_settings, run_units, verdict)
+                                llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -101,14 +101,11 @@ def regime_tasks(s: Settings, regime: str) -> tuple[str, ...]:
 
 def build_task(s: Settings, regime: str, name: str):
     if regime == "llm":
-        kw = dict(n_prompts=s.llm_n_prompts, n_answers=s.llm_n_answers, n_correct=s.llm_n_correct)
-        width = s.llm_width
-    else:
-        kw = dict(n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct, difficulty=s.difficulty)
-        width = s.width
+        return llm_task(s, name)
+    kw = dict(n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct, difficulty=s.difficulty)
     if name == "linear_softmax":
-        kw["width"] = width
-    return make_task(name, regime=regime, seed=0, **kw)
+        kw["width"] = s.width
+    return make_task(name, regime="toy", seed=0, **kw)
 
 
 def exact_mass_table(s: Settings, regime: str) -> pd.DataFrame:

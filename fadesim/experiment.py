@@ -21,6 +21,17 @@ def check_axes(experiment: str, **axes: tuple[tuple[str, ...], Any]) -> None:
             raise ValueError(f"{experiment}: {name} must be a non-empty subset of {list(known)}; got {list(values)}")
 
 
+def llm_task(settings: Any, name: str, seed: int = 0) -> Any:
+    """The llm regime's task ``name`` at an experiment's llm_n_prompts / llm_n_answers / llm_n_correct (and
+    llm_width, for linear_softmax)."""
+    from fadesim.tasks import make_task
+
+    kw = dict(n_prompts=settings.llm_n_prompts, n_answers=settings.llm_n_answers, n_correct=settings.llm_n_correct)
+    if name == "linear_softmax":
+        kw["width"] = settings.llm_width
+    return make_task(name, regime="llm", seed=seed, **kw)
+
+
 def _comma_list(text: str) -> tuple[str, ...]:
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if not items:
@@ -174,13 +185,13 @@ def run_units(specs: list[Mapping[str, Any]], compute: Callable[[Mapping[str, An
     executor = Executor(executor) if isinstance(executor, str) else executor
     if not isinstance(executor, Executor):
         raise TypeError(f"executor must be an Executor or one of {EXECUTORS}; got {executor!r}")
-    todo = [spec for spec in specs if not store.has(spec)]
     if executor.kind == "local":
-        for spec in tqdm(specs, desc=desc, unit="run", initial=0):
+        for spec in tqdm(specs, desc=desc, unit="run"):
             if not store.has(spec):
                 store.put(spec, compute(spec))
         return store.table(specs)
     ray = executor.connect()
+    todo = [spec for spec in specs if not store.has(spec)]
     if todo:
         _pickle_module_by_value(compute, ray)
         box = [ray.put(compute)]
