@@ -5,7 +5,8 @@
    distributions are the measured ones; --model, a Beta difficulty distribution fitted by beta-binomial
    maximum likelihood (fadesim.tasks.fit_beta), which also gives the exact expected masses M+ and M-.
 3. Train the LLM and simulate the bandit with the same advantages, G, steps and optimizer family.
-4. Print predicted vs measured entropy drift (sign and size) and mass profile per advantage.
+4. Print predicted vs measured entropy change (sign, and the ordering of advantages) a quarter and half way
+   through training, and the mass profile per advantage.
 
     python experiments/llm_bridge.py                        # --quick: tiny random GPT-2 on CPU, copy task
     python experiments/llm_bridge.py --model DIR            # a local HF model, transformers sampling (CPU/GPU)
@@ -120,32 +121,44 @@ def label_of(name: str, params: dict) -> str:
     return name + "".join(f"({k}={v})" for k, v in params.items())
 
 
+def checkpoints(steps: int) -> list[int]:
+    """The update counts at which runs are compared: a quarter and half way, before runs that collapse have
+    all collapsed (the final entropy of collapsed runs cannot rank anything)."""
+    return sorted({c for c in (steps // 4, steps // 2) if 1 <= c <= steps - 1} or {max(1, steps - 1)})
+
+
 def compare_runs(measured: pd.DataFrame, sim: pd.DataFrame, label: str, seed: int) -> tuple[list, dict]:
-    """Curves (LLM and simulation, tidy) and one summary row for an advantage and seed."""
+    """Curves (LLM and simulation, tidy) and one summary row for an advantage and seed: the entropy change
+    after c updates at each checkpoint c. The LLM's row k logs the entropy of the policy that sampled batch k
+    (after k - 1 updates); the simulation's step c is after c updates."""
     curves = [frame[["step", "entropy", "reward_mean", "positive_mass", "negative_mass"]]
               .assign(source=source, advantage=label, seed=seed)
               for source, frame in (("LLM", measured), ("simulation", sim[sim.step > 0]))]
-    h_sim = sim.entropy.values
+    h_llm = measured.set_index("step").entropy
+    h_sim = sim.set_index("step").entropy
     row = {"advantage": label, "seed": seed,
-           "entropy drift LLM": measured.entropy.iloc[-1] - measured.entropy.iloc[0],
-           "entropy drift sim": h_sim[-1] - h_sim[0],
            "M+ LLM": measured.positive_mass.mean(), "M+ sim": sim.positive_mass.mean(),
            "M- LLM": measured.negative_mass.mean(), "M- sim": sim.negative_mass.mean()}
+    for c in checkpoints(len(measured)):
+        row[f"dH@{c} LLM"] = h_llm[c + 1] - h_llm[1]
+        row[f"dH@{c} sim"] = h_sim[c] - h_sim[0]
     return curves, row
 
 
 def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
-    """Print the summary and the entropy-drift verdicts; write the measured-vs-simulated entropy figure."""
+    """Print the summary and the entropy verdicts at each checkpoint; write the measured-vs-simulated entropy
+    figure."""
     print(table.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
-    agree = np.sign(table["entropy drift LLM"]) == np.sign(table["entropy drift sim"])
-    by_adv = table.groupby("advantage")[["entropy drift LLM", "entropy drift sim"]].mean()
-    order_llm = list(by_adv["entropy drift LLM"].sort_values().index)
-    order_sim = list(by_adv["entropy drift sim"].sort_values().index)
     rung = "[toy bandit rung (adam) -> LLM bridge rung (AdamW)]"
-    print(f"{rung} simulation predicts the sign of the entropy drift: {verdict(bool(agree.all()))} "
-          f"({int(agree.sum())}/{len(agree)} runs agree)")
-    print(f"{rung} simulation predicts the ordering of entropy drift across advantages: {verdict(order_llm == order_sim)} "
-          f"(LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
+    for c in sorted({int(col.split("@")[1].split()[0]) for col in table.columns if col.startswith("dH@")}):
+        llm, sim = f"dH@{c} LLM", f"dH@{c} sim"
+        agree = np.sign(table[llm]) == np.sign(table[sim])
+        by_adv = table.groupby("advantage")[[llm, sim]].mean()
+        order_llm, order_sim = list(by_adv[llm].sort_values().index), list(by_adv[sim].sort_values().index)
+        print(f"{rung} simulation predicts the sign of the entropy change after {c} updates: "
+              f"{verdict(bool(agree.all()))} ({int(agree.sum())}/{len(agree)} runs agree)")
+        print(f"{rung} simulation predicts the ordering of advantages by entropy change after {c} updates: "
+              f"{verdict(order_llm == order_sim)} (LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
     curves = pd.concat(rows, ignore_index=True)
     curves["line"] = (curves.source == "LLM").astype(float)
     out = over_time_figure(curves, metric="entropy", label="entropy (nats; LLM: per token)", line="line",

@@ -1,6 +1,7 @@
 """The LLM bridge on CPU: a tiny random GPT-2 built from a config and a local tokenizer (no downloads)."""
 
 import copy
+import types
 
 import numpy as np
 import pytest
@@ -42,10 +43,23 @@ def test_bridge_uses_the_registry_function_objects_and_matches_numpy():
                                rtol=1e-6)
 
 
-def test_grpo_raises_the_reward_on_the_copy_task():
-    tr = make_trainer("grpo")
-    rewards = [tr.step()["reward_mean"] for _ in range(80)]
+def _first_position_eos_probability(tr):
+    problems = tr.task.sample(np.random.default_rng(123), 32)
+    ro = tr.backend.generate([p.prompt for p in problems], n=1, seed=0)
+    with torch.no_grad():
+        logits = tr.model(ro.sequences, attention_mask=ro.attention_mask, position_ids=ro.position_ids).logits
+    return float(torch.softmax(logits[:, ro.prompt_length - 1].float(), -1)[:, tr.backend.tokenizer.eos_token_id].mean())
+
+
+@pytest.mark.parametrize("advantage,params", [("grpo", {}), ("w_reinforce", {"lam": 0.1})])
+def test_training_raises_the_reward_on_the_copy_task_without_collapsing_onto_eos(advantage, params):
+    """The sampler is the model (eos allowed from the first token), so a negative-heavy advantage penalises
+    the eos it samples instead of pushing mass into an eos the sampler never draws (the old min_new_tokens=1
+    defect: w_reinforce(0.1) put probability 1.0 on eos by step 20)."""
+    tr = make_trainer(advantage, advantage_params=params)
+    rewards = [tr.step()["reward_mean"] for _ in range(60)]
     assert np.mean(rewards[-10:]) > np.mean(rewards[:10]) + 0.3, (np.mean(rewards[:10]), np.mean(rewards[-10:]))
+    assert _first_position_eos_probability(tr) < 0.5
 
 
 def test_logged_entropy_and_masses_equal_a_recomputation():
@@ -141,12 +155,62 @@ def test_hf_backend_left_pads_prompts_and_its_logprobs_are_the_trainers():
     with torch.no_grad():
         wrong, _ = token_logprobs_and_entropy(model, unpadded)
     assert (wrong - ro.sampler_logprobs).abs()[ro.response_mask].max() > 1e-2
-    # min_new_tokens=1 renormalises the first token without eos: a real, logged off-policy gap
-    ro1 = HFBackend(model, tok, max_new_tokens=4).generate([p.prompt for p in problems], 3, seed=1)
+
+
+
+@pytest.mark.parametrize("min_new_tokens", [0, 1, 2])
+def test_the_learner_computes_the_distribution_the_sampler_drew_from(min_new_tokens):
+    """With eos forbidden at the first min_new_tokens positions (generate renormalises them without eos), the
+    learner's per-token log-probs and entropies equal the sampler's to 1e-5 on padded prompts."""
+    task = ArithmeticTask(max_operand=99)
+    tok = CharTokenizer(task.alphabet)
+    model = tiny_model(tok.vocab_size).eval()
+    problems = task.sample(np.random.default_rng(0), 6)
+    ro = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=min_new_tokens).generate(
+        [p.prompt for p in problems], 3, seed=1)
+    assert ro.prompt_mask is not None and ro.min_new_tokens == min_new_tokens
+    assert not (ro.response_ids[:, :min_new_tokens] == tok.eos_token_id).any()
     with torch.no_grad():
-        logp1, _ = token_logprobs_and_entropy(model, ro1)
-    gap1 = (logp1 - ro1.sampler_logprobs).abs() * ro1.response_mask
-    assert gap1[:, 0].min() > 0 and gap1[:, 1:].max() < 1e-5
+        logp, ent = token_logprobs_and_entropy(model, ro)
+    valid = ro.response_mask
+    assert (logp - ro.sampler_logprobs).abs()[valid].max() < 1e-5
+    assert (ent - ro.sampler_entropy).abs()[valid].max() < 1e-5
+    if min_new_tokens:  # the learner of the unprocessed model (the old defect) is off by the eos mass
+        raw = copy.copy(ro)
+        raw.min_new_tokens = 0
+        with torch.no_grad():
+            logp_raw, ent_raw = token_logprobs_and_entropy(model, raw)
+        assert (logp_raw - ro.sampler_logprobs).abs()[:, 0].min() > 1e-4
+        assert (ent_raw - ro.sampler_entropy).abs()[:, 0].min() > 1e-4
+
+
+def test_an_off_policy_batch_is_refused_unless_a_correction_is_asked_for():
+    tr = make_trainer("grpo")
+    problems = tr.task.sample(np.random.default_rng(0), 16)
+    ro = tr.backend.generate([p.prompt for p in problems], n=8, seed=0)
+    answers = [p.answer for p in problems for _ in range(8)]
+    shifted = copy.copy(ro)
+    shifted.sampler_logprobs = ro.sampler_logprobs - 0.05  # a sampler 0.05 nats per token off the learner
+    snap = _state(tr)
+    with pytest.raises(ValueError, match=r"differ from the learner's by 0.05 nats per token.*off_policy='tis'"):
+        tr.train_on(shifted, answers)
+    _unchanged(tr, snap)
+    assert tr.train_on(ro, answers)["sampler_logprob_gap"] < 1e-5  # on-policy: trains
+    tis = make_trainer("grpo", off_policy="tis")
+    row = tis.train_on(shifted, answers)
+    assert row["sampler_logprob_gap"] == pytest.approx(0.05, abs=1e-5)
+    no_logprobs = copy.copy(ro)
+    no_logprobs.sampler_logprobs = None
+    with pytest.raises(ValueError, match="needs the sampler's log-probs"):
+        tis.train_on(no_logprobs, answers)
+    with pytest.raises(ValueError, match="off_policy must be one of"):
+        BridgeConfig(off_policy="importance")
+
+
+def test_a_tokenizer_without_eos_is_refused():
+    no_eos = types.SimpleNamespace(eos_token_id=None, pad_token_id=0)
+    with pytest.raises(ValueError, match="has no eos token"):
+        HFBackend(tiny_model(8), no_eos)
 
 
 def test_training_on_padded_arithmetic_rollouts_logs_the_sampler_gap():
@@ -260,8 +324,10 @@ def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):
 
     assert llm_bridge.main(["--steps", "4", "--seeds", "1", "--figures", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "simulation predicts the sign of the entropy drift" in out
-    assert "simulation predicts the ordering of entropy drift" in out
+    # checkpoints after 1 and 2 of 4 updates (the LLM's rows 2 and 3), not the final step
+    assert out.count("simulation predicts the sign of the entropy change after") == 2
+    assert "ordering of advantages by entropy change after 1 updates" in out
+    assert "ordering of advantages by entropy change after 2 updates" in out
     assert (tmp_path / "llm_bridge_entropy_quick.png").exists()
     with pytest.raises(SystemExit, match="--backend vllm needs --model DIR"):
         llm_bridge.main(["--backend", "vllm"])
@@ -285,7 +351,7 @@ def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model,
     assert "fitted difficulty Beta(a=" in out and "reward exact match" in out
     assert "exact masses under the fitted Beta predict the step-0 masses (4 SE)" in out
     assert out.count("step 2: sync") == len(llm_bridge.ADVANTAGES)  # per-step timings, every advantage
-    assert "simulation predicts the sign of the entropy drift" in out
+    assert "simulation predicts the sign of the entropy change after 1 updates" in out  # 2 steps: one checkpoint
     assert (tmp_path / "llm_bridge_entropy_hf.png").exists()
     with pytest.raises(SystemExit, match="must be a multiple of --G"):
         llm_bridge.main(args + ["--measure-samples", "12"])

@@ -31,6 +31,11 @@ class Rollouts:
     group_size: int  # G
     prompt_mask: torch.Tensor | None = None  # (B * G, P) bool, False on left padding; None: no padding
     sampler_logprobs: torch.Tensor | None = None  # (B * G, T) log-prob of each response token under the sampler
+    sampler_entropy: torch.Tensor | None = None  # (B * G, T) entropy of the distribution each token was drawn from
+    # the sampler's logits processing that the learner reproduces: eos was impossible at the first
+    # ``min_new_tokens`` response positions (transformers' min_new_tokens, vLLM's min_tokens)
+    min_new_tokens: int = 0
+    eos_token_id: int | None = None
 
     @property
     def response_ids(self) -> torch.Tensor:
@@ -67,9 +72,14 @@ class Rollouts:
         if self.prompt_mask is not None and tuple(self.prompt_mask.shape) != (n, self.prompt_length):
             raise ValueError(f"prompt_mask has shape {tuple(self.prompt_mask.shape)}; expected ({n}, "
                              f"{self.prompt_length})")
-        if self.sampler_logprobs is not None and self.sampler_logprobs.shape != self.response_mask.shape:
-            raise ValueError(f"sampler_logprobs has shape {tuple(self.sampler_logprobs.shape)}; expected "
-                             f"{tuple(self.response_mask.shape)}")
+        for name in ("sampler_logprobs", "sampler_entropy"):
+            value = getattr(self, name)
+            if value is not None and value.shape != self.response_mask.shape:
+                raise ValueError(f"{name} has shape {tuple(value.shape)}; expected {tuple(self.response_mask.shape)}")
+        if self.min_new_tokens < 0:
+            raise ValueError(f"min_new_tokens must be >= 0; got {self.min_new_tokens}")
+        if self.min_new_tokens > 0 and self.eos_token_id is None:
+            raise ValueError("min_new_tokens > 0 forbids eos at the first positions, but eos_token_id is None")
         empty = (~self.response_mask.bool()).all(dim=1).nonzero().flatten().tolist()
         if empty:
             raise ValueError(f"rollouts {empty[:8]} have empty completions (no response tokens)")
@@ -77,29 +87,36 @@ class Rollouts:
 
 def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
                   responses: Sequence[Sequence[int]], logprobs: Sequence[Sequence[float]] | None,
-                  tokenizer: Any, group_size: int) -> Rollouts:
-    """Rollouts from per-rollout token lists: ``prompt_ids[i]`` (one per prompt), ``responses[i * G + j]``
-    and the sampler's log-prob of each of its tokens. Each response is cut after its first eos; prompts are
-    left-padded and responses right-padded with the tokenizer's pad id."""
+                  tokenizer: Any, group_size: int, *, entropies: Sequence[Sequence[float]] | None = None,
+                  min_new_tokens: int = 0) -> Rollouts:
+    """Rollouts from per-rollout token lists: ``prompt_ids[i]`` (one per prompt), ``responses[i * G + j]``,
+    the sampler's log-prob of each of its tokens and (optionally) the entropy of each position's sampling
+    distribution. Each response is cut after its first eos; prompts are left-padded and responses
+    right-padded with the tokenizer's pad id. ``min_new_tokens``: the sampler forbade eos at that many
+    leading positions (the learner applies the same mask)."""
     G, eos, pad = int(group_size), tokenizer.eos_token_id, tokenizer.pad_token_id
     if len(responses) != len(prompt_ids) * G:
         raise ValueError(f"{len(responses)} responses for {len(prompt_ids)} prompts x G = {G}")
-    cut, cut_lp = [], []
+    cut = []
+    per_token: dict[str, tuple[Sequence[Sequence[float]] | None, list[list[float]]]] = {
+        "log-probs": (logprobs, []), "entropies": (entropies, [])}
     for i, resp in enumerate(responses):
         resp = list(resp)
         n = resp.index(eos) + 1 if eos in resp else len(resp)
         cut.append(resp[:n])
-        if logprobs is not None:
-            if len(logprobs[i]) < n:
-                raise ValueError(f"rollout {i}: {len(logprobs[i])} log-probs for {n} response tokens")
-            cut_lp.append([float(v) for v in logprobs[i][:n]])
+        for what, (values, kept) in per_token.items():
+            if values is not None:
+                if len(values[i]) < n:
+                    raise ValueError(f"rollout {i}: {len(values[i])} {what} for {n} response tokens")
+                kept.append([float(v) for v in values[i][:n]])
     P = max(len(p) for p in prompt_ids)
     T = max(1, max(len(r) for r in cut))
     N = len(cut)
     seqs = torch.full((N, P + T), pad, dtype=torch.long)
     prompt_mask = torch.zeros((N, P), dtype=torch.bool)
     response_mask = torch.zeros((N, T), dtype=torch.bool)
-    lp = torch.zeros((N, T), dtype=torch.float32) if logprobs is not None else None
+    tables = {what: torch.zeros((N, T), dtype=torch.float32) if values is not None else None
+              for what, (values, _) in per_token.items()}
     for i, resp in enumerate(cut):
         p = list(prompt_ids[i // G])
         seqs[i, P - len(p):P] = torch.tensor(p, dtype=torch.long)
@@ -107,26 +124,34 @@ def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
         if resp:
             seqs[i, P:P + len(resp)] = torch.tensor(resp, dtype=torch.long)
             response_mask[i, :len(resp)] = True
-            if lp is not None:
-                lp[i, :len(resp)] = torch.tensor(cut_lp[i])
+            for what, table in tables.items():
+                if table is not None:
+                    table[i, :len(resp)] = torch.tensor(per_token[what][1][i])
     completions = [tokenizer.decode(r) for r in cut]
     padded = bool((~prompt_mask).any())
     return Rollouts(prompts=list(prompts), completions=completions, sequences=seqs, response_mask=response_mask,
-                    prompt_length=P, group_size=G, prompt_mask=prompt_mask if padded else None, sampler_logprobs=lp)
+                    prompt_length=P, group_size=G, prompt_mask=prompt_mask if padded else None,
+                    sampler_logprobs=tables["log-probs"], sampler_entropy=tables["entropies"],
+                    min_new_tokens=int(min_new_tokens), eos_token_id=eos)
 
 
 class HFBackend:
     """Sampling with a transformers causal LM's ``generate`` (temperature 1, no top-k/top-p truncation).
 
-    ``min_new_tokens=1`` (default) forbids an immediate eos; the sampler then draws the first token from the
-    model's distribution renormalised without eos, and ``sampler_logprobs`` record exactly that (the
-    processed scores), so the trainer's logged sampler/trainer log-prob gap shows this off-policy step. With
-    ``min_new_tokens=0`` the sampler is the model itself and the two agree to float precision."""
+    ``min_new_tokens=0`` (default): the sampler is the model itself. ``min_new_tokens=m > 0`` forbids eos at the
+    first m response positions: ``generate`` then draws those tokens from the model's distribution
+    renormalised without eos. The rollouts record that processing (``Rollouts.min_new_tokens``), and the
+    trainer computes its log-probs, ratios and entropy from the same processed distribution, so learner and
+    sampler agree in both modes (the logged ``sampler_logprob_gap`` is float rounding). The sampler's
+    log-prob and entropy of each position come from the processed scores ``generate`` sampled from."""
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4, min_new_tokens: int = 1) -> None:
+    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4, min_new_tokens: int = 0) -> None:
         if max_new_tokens < 1 or not 0 <= min_new_tokens <= max_new_tokens:
             raise ValueError(f"need 0 <= min_new_tokens <= max_new_tokens and max_new_tokens >= 1; got "
                              f"{min_new_tokens}, {max_new_tokens}")
+        if getattr(tokenizer, "eos_token_id", None) is None:
+            raise ValueError("HFBackend: the tokenizer has no eos token (eos_token_id is None), so completions could "
+                             "never end and min_new_tokens could not be reproduced by the learner")
         self.model, self.tokenizer = model, tokenizer
         self.max_new_tokens, self.min_new_tokens = int(max_new_tokens), int(min_new_tokens)
 
@@ -149,9 +174,20 @@ class HFBackend:
         response = out.sequences[:, P:]
         # log-prob of each drawn token under the processed logits it was drawn from, one step at a time (a
         # (N, T, V) stack would be gigabytes for a real vocabulary)
-        logp = torch.stack([torch.log_softmax(step.float(), dim=-1).gather(-1, response[:, t, None])[:, 0]
-                            for t, step in enumerate(out.scores)], dim=1)
-        return pack_rollouts(prompts, ids, response.cpu().tolist(), logp.cpu().tolist(), self.tokenizer, n)
+        logp, ent = [], []
+        for t, step in enumerate(out.scores):
+            logp_t = torch.log_softmax(step.float(), dim=-1)
+            logp.append(logp_t.gather(-1, response[:, t, None])[:, 0])
+            ent.append(entropy_from_logprobs(logp_t))
+        return pack_rollouts(prompts, ids, response.cpu().tolist(), torch.stack(logp, 1).cpu().tolist(),
+                             self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
+                             min_new_tokens=self.min_new_tokens)
+
+
+def entropy_from_logprobs(logp: torch.Tensor) -> torch.Tensor:
+    """Entropy over the last axis of a log-softmax; tokens of probability 0 (log-prob -inf, e.g. a forbidden
+    eos) contribute 0, not NaN."""
+    return -torch.where(torch.isfinite(logp), logp.exp() * logp, torch.zeros_like(logp)).sum(-1)
 
 
 def _extract(outputs: Any) -> tuple[list[list[int]], list[list[int]], list[list[float]]]:

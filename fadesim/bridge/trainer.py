@@ -18,10 +18,11 @@ import numpy as np
 import torch
 
 import fadesim
-from fadesim.bridge.backends import Rollouts
+from fadesim.bridge.backends import Rollouts, entropy_from_logprobs
 from fadesim.bridge.rewards import RewardFn, exact_match, score
 
 LOSS_AGGREGATIONS = ("token_mean", "seq_mean", "token_sum")
+OFF_POLICY = (None, "tis")
 
 
 @dataclass
@@ -39,28 +40,47 @@ class BridgeConfig:
     pass_k: tuple[int, ...] = (1, 2, 4, 8)
     seed: int = 0
     keep_rollouts: bool = False
+    # on-policy guard: the mean |sampler log-prob - learner log-prob| per response token above which train_on
+    # refuses the batch (float32 HF sampling agrees to ~1e-6; a bf16 engine or logits processing the learner
+    # does not reproduce exceed it), unless off_policy names a correction
+    max_sampler_logprob_gap: float = 1e-3
+    # None: refuse off-policy batches; "tis": truncated importance sampling, each token's loss weighted by
+    # min(pi_learner / pi_sampler, tis_cap) (the truncated ratio of V-trace, arXiv 1802.01561 eq. 1)
+    off_policy: str | None = None
+    tis_cap: float = 2.0
 
     def __post_init__(self) -> None:
         fadesim.info(self.advantage).bind(**dict(self.advantage_params))
         if self.loss_aggregation not in LOSS_AGGREGATIONS:
             raise ValueError(f"loss_aggregation must be one of {LOSS_AGGREGATIONS}; got {self.loss_aggregation!r}")
+        if self.off_policy not in OFF_POLICY:
+            raise ValueError(f"off_policy must be one of {OFF_POLICY}; got {self.off_policy!r}")
+        if not self.max_sampler_logprob_gap >= 0 or not self.tis_cap >= 1:
+            raise ValueError(f"need max_sampler_logprob_gap >= 0 and tis_cap >= 1; got "
+                             f"{self.max_sampler_logprob_gap}, {self.tis_cap}")
         if self.G < 2 or self.prompts_per_step < 1:
             raise ValueError("G must be >= 2 and prompts_per_step >= 1")
 
 
 def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per response token: log pi(token) and the entropy of the full next-token distribution, (N, T) each."""
+    """Per response token: log pi(token) and the entropy of the next-token distribution, (N, T) each, both
+    under the distribution the sampler drew from (the model's, with eos masked at the first
+    ``ro.min_new_tokens`` positions)."""
     device = next(model.parameters()).device
     # the attention mask and positions of generation (left-padded prompts start at position 0)
     logits = model(ro.sequences.to(device), attention_mask=ro.attention_mask.to(device),
                    position_ids=ro.position_ids.to(device)).logits.float()
     P, T = ro.prompt_length, ro.response_mask.shape[1]
     step_logits = logits[:, P - 1:P - 1 + T]
+    m = min(ro.min_new_tokens, T)
+    if m > 0:  # the sampler's processing: eos impossible at the first m positions (as generate's min_new_tokens)
+        forbid = torch.zeros_like(step_logits, dtype=torch.bool)
+        forbid[:, :m, ro.eos_token_id] = True
+        step_logits = step_logits.masked_fill(forbid, float("-inf"))
     logp_all = torch.log_softmax(step_logits, dim=-1)
     ids = ro.response_ids.to(logp_all.device)
     logp = logp_all.gather(-1, ids[..., None])[..., 0]
-    entropy = -(logp_all.exp() * logp_all).sum(-1)
-    return logp, entropy
+    return logp, entropy_from_logprobs(logp_all)
 
 
 def unbiased_pass_at_k(correct: np.ndarray, k: int) -> float:
@@ -121,6 +141,21 @@ class BridgeTrainer:
         mask = ro.response_mask.float()
         with torch.no_grad():
             logp_old, ent = token_logprobs_and_entropy(self.model, ro)
+        gap = None
+        if ro.sampler_logprobs is not None:
+            # how far the sampler's log-probs are from the learner's for the same tokens: float rounding when
+            # both compute one distribution; a bf16 engine or logits processing the learner lacks makes it larger
+            gap = float(((ro.sampler_logprobs.to(logp_old.device) - logp_old).abs() * mask).sum() / mask.sum())
+            if gap > self.cfg.max_sampler_logprob_gap and self.cfg.off_policy is None:
+                raise ValueError(
+                    f"the sampler's log-probs differ from the learner's by {gap:.3g} nats per token (mean), above "
+                    f"max_sampler_logprob_gap = {self.cfg.max_sampler_logprob_gap:g}: this batch is off-policy "
+                    "(a lower-precision engine, or logits processing such as top-k / repetition penalties that "
+                    "the learner does not apply). Make the sampler compute the learner's distribution, raise "
+                    "the tolerance, or set off_policy='tis' to correct with truncated importance weights")
+        elif self.cfg.off_policy is not None:
+            raise ValueError(f"off_policy={self.cfg.off_policy!r} needs the sampler's log-probs; the backend "
+                             "returned none (Rollouts.sampler_logprobs is None)")
         entropy = float((ent * mask).sum() / mask.sum())
         if self.initial_entropy is None:
             self.initial_entropy = entropy
@@ -131,6 +166,8 @@ class BridgeTrainer:
         if not torch.isfinite(adv).all():
             raise ValueError("the advantage returned non-finite values")
         adv_tok = adv.reshape(B * G, 1).to(mask.device)
+        if self.cfg.off_policy == "tis":  # per-token truncated importance weight pi_learner / pi_sampler
+            adv_tok = adv_tok * torch.exp(logp_old - ro.sampler_logprobs.to(logp_old.device)).clamp(max=self.cfg.tis_cap)
         grad_norm = 0.0
         for _ in range(self.cfg.epochs):
             logp, _ = token_logprobs_and_entropy(self.model, ro)
@@ -152,11 +189,10 @@ class BridgeTrainer:
                "grad_norm": grad_norm, "loss": float(loss.detach()),
                "weight_norm": float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in self.model.parameters()))),
                "entropy_signal": self.entropy_ema, "initial_entropy": self.initial_entropy}
-        if ro.sampler_logprobs is not None:
-            # how far the sampler's log-probs are from the trainer's for the same tokens (0 when on-policy;
-            # vLLM's kernels / precision, or a renormalised first token, make it positive)
-            gap = (ro.sampler_logprobs.to(logp_old.device) - logp_old).abs()
-            row["sampler_logprob_gap"] = float((gap * mask).sum() / mask.sum())
+        if gap is not None:
+            row["sampler_logprob_gap"] = gap
+        if ro.sampler_entropy is not None:
+            row["sampler_entropy_gap"] = float(((ro.sampler_entropy.to(ent.device) - ent).abs() * mask).sum() / mask.sum())
         for k in self.cfg.pass_k:
             if k <= G:
                 row[f"pass@{k}"] = unbiased_pass_at_k(correct, k)
