@@ -105,6 +105,13 @@ def _prompt_sets(s: Settings, regime: str) -> list[str]:
     return s.difficulties.split(",") if regime == "toy" else [LLM_SET]
 
 
+def _fade_sweep() -> dict[str, list[float]]:
+    """The schedule constants of each FADE variant (registry defaults plus its overrides), zipped in the order
+    of FADE_VARIANTS: configuration i of the FADE unit is variant i."""
+    keys = sorted({k for overrides in FADE_VARIANTS.values() for k in overrides})
+    return {k: [float(overrides.get(k, _FADE[k])) for overrides in FADE_VARIANTS.values()] for k in keys}
+
+
 def _runs(s: Settings) -> list[dict]:
     """One unit per (regime, optimizer, task, prompt set, advantage, static K) x (tuning or held-out seeds)."""
     units = []
@@ -119,9 +126,10 @@ def _runs(s: Settings) -> list[dict]:
                         for static in statics:
                             units.append({**cell, "advantage": adv, "static": static,
                                           "sweep": {k: v for k, v in grid.items() if k != "K"}})
-                    for variant, overrides in FADE_VARIANTS.items():
-                        units.append({**cell, "advantage": "fade", "variant": variant, "static": overrides,
-                                      "sweep": {}})
+                    # FADE and its ablations differ only in numeric schedule constants: one unit, one compiled
+                    # program, the variants zipped along its vmapped sweep axis
+                    units.append({**cell, "advantage": "fade", "variants": list(FADE_VARIANTS), "static": {},
+                                  "sweep": _fade_sweep()})
     return [dict(u, seeds=split, **{"settings": dataclasses.asdict(s)}) for u in units for split in ("tune", "eval")]
 
 
@@ -137,9 +145,13 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
                         log_every=s.log_every, optimizer=spec["optimizer"], lr=s.lr)
         cell = f"{spec['regime']} regime, {spec['task']}, {spec['optimizer']}"
         df = simulate(tasks[key], cfg, seeds=list(seeds), sweep=spec["sweep"]).to_frame(
-            {"difficulty": spec["difficulty"], "split": spec["seeds"], "method": spec.get("variant", spec["advantage"]),
+            {"difficulty": spec["difficulty"], "split": spec["seeds"], "method": spec["advantage"],
              "regime": spec["regime"], "cell": cell})
-        hp = [f"{k}={v}" for k, v in spec["static"].items()] if spec["advantage"] != "fade" else []
+        if spec["advantage"] == "fade":  # configuration i is variant i; each variant has one fixed setting
+            df["method"] = np.asarray(spec["variants"])[df.config_index.to_numpy()]
+            df["setting"] = "default"
+            return df
+        hp = [f"{k}={v}" for k, v in spec["static"].items()]
         sweep_cols = list(spec["sweep"])
         df["setting"] = df.apply(lambda row: ",".join(hp + [f"{c}={row[c]:g}" for c in sweep_cols]) or "default", axis=1)
         return df

@@ -89,35 +89,52 @@ def test_figure_renders_with_labelled_axes(tmp_path):
     assert image.shape[0] > 100 and image.std() > 0.01  # rendered something, not a blank canvas
 
 
-def _run(args, **kw):
-    return subprocess.Popen([sys.executable, str(ROOT / "experiments" / "sign_axis.py"), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **kw)
+#: runs experiments/sign_axis.py, and with KILL_AT = n SIGKILLs itself inside the n-th atomic write of the
+#: result store: after the unit's temporary file is written and fsynced, just before os.replace publishes it
+#: (the worst moment for a kill). Deterministic, unlike a kill timed from outside.
+KILLABLE = """
+import os, runpy, signal, sys, types
+import fadesim.results as results
+kill_at, calls = int(os.environ.get("KILL_AT", "0")), [0]
+def replace(src, dst):
+    calls[0] += 1
+    if calls[0] == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.replace(src, dst)
+results.os = types.SimpleNamespace(**{**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")},
+                                      "replace": replace})
+sys.argv = [sys.argv[1], *sys.argv[2:]]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
+def _run(args, kill_at=0):
+    return subprocess.run([sys.executable, "-c", KILLABLE, str(ROOT / "experiments" / "sign_axis.py"), *args],
+                          env={**os.environ, "KILL_AT": str(kill_at)}, capture_output=True, text=True, timeout=600)
 
 
 def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path):
-    # units heavy enough (~0.3 s each once compiled) that the kill reliably lands mid-sweep
-    args = TINY + ["--seeds", "6", "--n-prompts", "64", "--steps", "400", "--log-every", "100",
-                   "--figures", str(tmp_path / "fig")]
+    args = TINY + ["--regime", "toy", "--tasks", "bandit", "--seeds", "4", "--figures", str(tmp_path / "fig")]
     clean = tmp_path / "clean"
-    assert _run(args + ["--out", str(clean)]).wait(timeout=600) == 0
+    proc = _run(args + ["--out", str(clean)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    clean_units = sorted((clean / "quick" / "units").glob("*.csv"))
+    # 2 theory-check units (sgd and adam_shared) and 4 seeds of the bandit sweep
+    assert len(clean_units) == 6
     killed = tmp_path / "killed"
-    proc = _run(args + ["--out", str(killed)])
     units = killed / "quick" / "units"
-    deadline = time.time() + 300
-    # 4 theory-check units (2 regimes x 2 optimizers) come first, then (1 llm + 2 toy tasks) x 6 seeds
-    while time.time() < deadline and len(list(units.glob("*.csv"))) < 6:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done = len(list(units.glob("*.csv")))
-    assert 6 <= done < 22, f"kill landed after {done} of 22 units"
+    proc = _run(args + ["--out", str(killed)], kill_at=4)  # inside the 4th unit's write
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-3000:])
+    assert len(list(units.glob("*.csv"))) == 3  # the first three units, published
+    assert len(list(units.glob("*.tmp"))) == 1  # the fourth, written but never published
     for f in units.glob("*.csv"):  # every unit on disk is complete and readable
         pd.read_csv(f)
-    assert _run(args + ["--out", str(killed)]).wait(timeout=600) == 0
-    a = pd.concat([pd.read_csv(f) for f in sorted((clean / "quick" / "units").glob("*.csv"))])
+    proc = _run(args + ["--out", str(killed)])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    a = pd.concat([pd.read_csv(f) for f in clean_units])
     b = pd.concat([pd.read_csv(f) for f in sorted(units.glob("*.csv"))])
-    assert len(list(units.glob("*.tmp"))) == 0
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True))
+    assert len(list(units.glob("*.tmp"))) == 1  # the orphan is never read as a unit (it stays, named *.tmp)
 
 
 def _verdict_lines(out):

@@ -177,7 +177,8 @@ def test_ray_units_run_as_ray_tasks_and_an_experiment_table_equals_the_local_one
     assert where["task"].notna().all() and where["task"].nunique() == 4  # one Ray task per unit
     assert os.getpid() not in set(where["pid"])  # computed in Ray workers, not in the driver
 
-    s = sign_axis.Settings(n_balances=3, seeds=2, n_prompts=8, n_answers=8, steps=8, log_every=4, width=4)
+    s = sign_axis.Settings(n_balances=3, seeds=2, regimes=("toy",), tasks=("bandit",), n_prompts=8, n_answers=8,
+                           steps=8, log_every=4)
     local = sign_axis.run_sweep(s, ResultStore(tmp_path / "local"))
     remote = sign_axis.run_sweep(s, ResultStore(tmp_path / "ray"), Executor("ray"))
     pd.testing.assert_frame_equal(local, remote)
