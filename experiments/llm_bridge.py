@@ -86,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     model_args.add_argument("--measure-samples", type=int, default=16, help="step-0 pass rates: samples each")
     model_args.add_argument("--reward", default="auto", choices=["auto", "math", "exact"],
                             help="math: math-verify; exact: exact match; auto: math-verify if installed")
+    model_args.add_argument("--max-sampler-gap", type=float, default=1e-3,
+                            help="refuse a batch whose mean per-token |sampler - learner| log-prob gap exceeds this")
+    model_args.add_argument("--off-policy", default="none", choices=["none", "tis"],
+                            help="tis: train on off-policy batches (e.g. a bf16 vLLM engine) with truncated "
+                                 "importance weights instead of refusing them")
     model_args.add_argument("--gpu-memory-utilization", type=float, default=0.35, help="vLLM's share of the GPU")
     args = ap.parse_args(argv)
     if args.backend == "vllm" and not args.model:
@@ -258,6 +263,8 @@ def run_model(args: argparse.Namespace) -> int:
         for seed in range(args.seeds):
             model = load_model(args.model, device)
             cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, lr=args.lr, seed=seed,
+                               max_sampler_logprob_gap=args.max_sampler_gap,
+                               off_policy=None if args.off_policy == "none" else args.off_policy,
                                prompts_per_step=args.prompts_per_step)
             trainer = BridgeTrainer(model, make_backend(model), task, reward_fn=reward_fn, config=cfg)
             steps = []

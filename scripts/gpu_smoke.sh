@@ -18,5 +18,6 @@ PY
 start=$(date +%s)
 python experiments/llm_bridge.py --model "$MODEL" --backend vllm --steps "$STEPS" --seeds 1 --G 8 \
     --prompts-per-step 16 --measure-prompts 32 --measure-samples 16 --max-new-tokens 16 --lr 1e-6 \
+    --off-policy tis \
     --figures "$FIGURES"
 echo "gpu_smoke: total $(( $(date +%s) - start ))s"
