@@ -4,7 +4,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -144,14 +143,17 @@ def _verdict_lines(out):
 def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
     import difficulty_axis
 
+    # one task here (linear_softmax; the phase-shift test runs the bandit): each task is its own compiled programs
     args = ["--gammas", "0,2", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8", "--steps", "20",
             "--log-every", "10", "--llm-n-prompts", "8", "--llm-n-answers", "64", "--llm-n-correct", "4",
-            "--llm-width", "4", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+            "--llm-width", "4", "--tasks", "linear_softmax", "--out", str(tmp_path / "res"),
+            "--figures", str(tmp_path / "fig")]
     assert difficulty_axis.main(args) == 0
     lines = _verdict_lines(capsys.readouterr().out)
-    # tasks x (toy: 3 prompt sets, llm: its calibrated set) x (mass structure, learning on hard prompts)
-    assert len(lines) == 2 * (3 + 1) * 2
-    assert sum(line.startswith("[llm regime, ") for line in lines) == 2 * 2
+    # (toy: 3 prompt sets, llm: its calibrated set) x (mass structure, learning on hard prompts)
+    assert len(lines) == (3 + 1) * 2
+    assert all("linear_softmax" in line for line in lines)
+    assert sum(line.startswith("[llm regime, ") for line in lines) == 2
     assert all(", adam_shared, " in line for line in lines)
     assert (tmp_path / "fig" / "difficulty_axis_learning_adam_shared_quick.png").exists()
     assert (tmp_path / "fig" / "difficulty_axis_theory_quick.csv").exists()
@@ -162,13 +164,14 @@ def test_phase_shift_prints_verdicts_and_figures(tmp_path, capsys):
 
     args = ["--gammas", "0,2", "--lam-negs", "0.5,1", "--seeds", "2", "--n-prompts", "24", "--n-answers", "8",
             "--window", "10", "--warm-steps", "20", "--llm-n-prompts", "8", "--llm-n-answers", "64",
-            "--llm-n-correct", "4", "--llm-width", "4", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+            "--llm-n-correct", "4", "--llm-width", "4", "--tasks", "bandit", "--out", str(tmp_path / "res"),
+            "--figures", str(tmp_path / "fig")]
     assert phase_shift.main(args) == 0
     lines = _verdict_lines(capsys.readouterr().out)
-    assert len(lines) == 2 * 2 * 4 * 2  # regimes x tasks x claims x (pass@1, pass@16)
-    assert sum(line.lstrip().startswith("[llm regime, ") for line in lines) == 2 * 4 * 2
+    assert len(lines) == 2 * 4 * 2  # regimes x claims x (pass@1, pass@16)
+    assert sum(line.lstrip().startswith("[llm regime, ") for line in lines) == 4 * 2
     assert all(", adam_shared]" in line for line in lines)
-    assert (tmp_path / "fig" / "phase_shift_toy_adam_shared_linear_softmax_late_quick.png").exists()
+    assert (tmp_path / "fig" / "phase_shift_toy_adam_shared_bandit_late_quick.png").exists()
     assert (tmp_path / "fig" / "phase_shift_llm_adam_shared_bandit_early_quick.png").exists()
 
 
