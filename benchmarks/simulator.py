@@ -142,6 +142,7 @@ def main() -> int:
     ap.add_argument("--loop-steps", type=int, default=3)
     ap.add_argument("--reference-steps", type=int, default=10)
     ap.add_argument("--sweep-steps", type=int, default=1000, help="steps of the full sweep (and the scale-out)")
+    ap.add_argument("--neural-steps", type=int, default=500, help="steps of the neural-rung run")
     ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
     ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
     ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
@@ -190,9 +191,20 @@ def main() -> int:
     total = 21 * 8 * N * G * args.sweep_steps
     print(f"full sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x {args.sweep_steps} steps = {total:,} rollouts): "
           f"{t_sweep:.1f} s after compile ({t_compile_and_run:.1f} s including compile), {total / t_sweep:,.0f} rollouts/s")
+    neural(args.neural_steps)
     if not args.no_scale_out:
         scale_out(args.sweep_steps)
     return 0
+
+
+def neural(steps: int) -> None:
+    """The neural rung (shared weights): 512 prompts x G = 16 at d = 64, one run, jit; target under a minute."""
+    task = make_task("neural", n_prompts=512, length=3, vocab=8, width=64)
+    cfg = SimConfig(advantage="grpo", G=16, steps=steps, log_every=50, optimizer="adam_shared", lr=0.01)
+    t_first = timed(lambda: simulate(task, cfg, seeds=[0]))
+    t_run = timed(lambda: simulate(task, cfg, seeds=[1]))
+    print(f"neural rung (512 prompts x G=16 x {steps} steps, T=3, V=8, d=64, adam_shared): {t_run:.1f} s per run "
+          f"after compile, {t_first:.1f} s including compile; {512 * 16 * steps / t_run:,.0f} rollouts/s")
 
 
 if __name__ == "__main__":

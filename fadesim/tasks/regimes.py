@@ -30,6 +30,9 @@ def regime_kwargs(regime: str, task: str) -> dict[str, Any]:
     """The keyword arguments a regime gives ``make_task(task, ...)``."""
     if regime not in REGIMES:
         raise ValueError(f"unknown regime {regime!r}; known: {', '.join(REGIMES)}")
+    if task == "neural":
+        raise ValueError("the neural task has no regime presets: its difficulty comes from its network and rule "
+                         "(make_task('neural', ...) without regime)")
     if regime == "toy":
         answers = {"length": 3, "vocab": 4} if task == "chain" else {"n_answers": 32}
         return {**answers, "n_correct": 3, "difficulty": "mixed", "prior": "normal"}
