@@ -368,3 +368,19 @@ def test_math_verify_reward_parses_and_never_evaluates():
     assert math_verify_reward("\\boxed{12}", "12") == 1.0
     assert math_verify_reward("13", "12") == 0.0
     assert math_verify_reward("__import__('os').getcwd()", "12") == 0.0
+
+
+def test_the_ladders_gpt2_rung_trains_every_method_with_the_bridge(tmp_path, capsys):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import ladder
+
+    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=5, gpt2_seeds=4)
+    df = ladder.run_sweep(s, ladder.ResultStore(tmp_path))
+    assert set(df.method) == set(ladder.METHODS) and sorted(df.seed.unique()) == [0, 1, 2, 3]
+    assert sorted(df.step.unique()) == [0, 1, 2, 3, 4]  # row k: the policy after k updates
+    effects = {e["claim"]: e for e in ladder.claim_effects(df, s)}
+    assert effects["C3"]["ok"] is None  # no exact per-prompt pass rates on GPT-2
+    assert all(np.isfinite(effects[c]["effect"]) for c in ("C1", "C2", "C4"))

@@ -224,3 +224,75 @@ def test_calibration_figure_fits_the_published_curve(tmp_path, capsys):
     published = frame[frame.curve == "published"]
     assert len(published) == 9  # 3 splits x k = 1, 5, 1000 (arXiv 2107.03374, Table 3)
     assert (tmp_path / "calibration.png").stat().st_size > 10_000
+
+
+def test_ladder_prints_a_verdict_per_claim_with_table_and_figure(tmp_path, capsys):
+    import ladder
+
+    # one rung end to end (each method is its own compiled program); predictions: the synthetic test below
+    args = ["--rungs", "bandit", "--steps", "8", "--log-every", "2", "--n-prompts", "16", "--bootstrap", "50",
+            "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert ladder.main(args) == 0
+    out = capsys.readouterr().out
+    claims = [line for line in out.splitlines() if line.startswith("[toy regime, bandit rung, adam_shared] C")]
+    assert len(claims) == 4 and all("sign predicted by the rung below: (first rung)" in line for line in claims)
+    assert all(("CONFIRMED" in line) and ("effect " in line) for line in claims)
+    table = (tmp_path / "fig" / "ladder_quick.md").read_text()
+    assert sum(line.startswith("| C") for line in table.splitlines()) == 4
+    assert (tmp_path / "fig" / "ladder_quick.png").stat().st_size > 10_000
+    with pytest.raises(ValueError, match="rungs must be a non-empty subset"):
+        ladder.main(["--rungs", "bandit,gpt5", "--out", str(tmp_path / "x")])
+    with pytest.raises(ValueError, match="seeds >= 4"):
+        ladder.main(["--seeds", "2", "--out", str(tmp_path / "x")])
+
+
+def _synthetic_rung(rung, entropy_by_method, seeds=4, steps=(0, 2, 4, 6, 8)):
+    import ladder
+
+    rows = []
+    for m_index, method in enumerate(ladder.METHODS):
+        for seed in range(seeds):
+            for step in steps:
+                noise = 0.01 * ((seed * 7 + m_index * 3) % 5)
+                rows.append({"rung": rung, "regime": "toy", "method": method, "seed": seed, "step": step,
+                             "entropy": entropy_by_method[method] + noise, "pass@1": 0.1 * m_index + noise,
+                             "pass@1_hard": 0.05 * m_index + noise, "ess": 10.0 - m_index,
+                             "geometry": 1.0 + (0.5 if method == "negative-heavy" else 0.0) + noise})
+    return pd.DataFrame(rows)
+
+
+def test_ladder_predictions_on_synthetic_rungs():
+    """Two rungs with the same method ordering: tau = 1 with a CI above 0 and every effect's sign predicted;
+    a third rung with entropy reversed: tau = -1, C1's sign not predicted."""
+    import numpy as np
+
+    import ladder
+
+    base = {"grpo": 1.0, "positive-heavy": 0.5, "negative-heavy": 1.5, "focal": 1.2, "fade": 0.8}
+    flipped = {m: 2.0 - v for m, v in base.items()}
+    df = pd.concat([_synthetic_rung("bandit", base), _synthetic_rung("chain", base),
+                    _synthetic_rung("neural", flipped).assign(regime="-")], ignore_index=True)
+    s = ladder.Settings(rungs=("bandit", "chain", "neural"), steps=8, log_every=2, bootstrap=100)
+    effects = ladder.claim_effects(df, s)
+    c1 = {(e["rung"]): e for e in effects if e["claim"] == "C1"}
+    assert c1["bandit"]["ok"] and c1["chain"]["ok"] and not c1["neural"]["ok"]
+    np.testing.assert_allclose(c1["bandit"]["effect"], -0.5 + np.mean([0.01 * ((s_ * 7 + 1 * 3) % 5) -
+                                                                        0.01 * ((s_ * 7) % 5) for s_ in range(4)]))
+    predicted = ladder.sign_predictions(effects)
+    assert predicted[("chain", "toy", "C1")] == "yes (from bandit)"
+    assert predicted[("neural", "-", "C1")].startswith("NO (from chain")
+    orders = pd.DataFrame(ladder.ordering_predictions(df, s, np.random.default_rng(0)))
+    ent = orders[orders.metric == "entropy"]
+    assert (ent[ent.target == "chain (toy)"].tau == 1.0).all() and ent[ent.target == "chain (toy)"].predicted.all()
+    assert (ent[ent.target == "neural (-)"].tau == -1.0).all() and not ent[ent.target == "neural (-)"].predicted.any()
+
+
+def test_kendall_tau_and_checkpoints():
+    import numpy as np
+
+    import ladder
+
+    assert ladder.kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0])) == 1.0
+    assert ladder.kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == -1.0
+    assert ladder.checkpoints(200, 10) == {"quarter": 50, "half": 100, "end": 200}
+    assert ladder.checkpoints(40, 10) == {"quarter": 10, "half": 20, "end": 40}

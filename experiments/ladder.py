@@ -1,0 +1,369 @@
+"""The fidelity ladder (arXiv 2607.01490's claims, rung by rung): the same protocol on the tabular bandit, the
+shared-W linear softmax, the tabular token chain, the neural rung (an MLP over token sequences whose weights
+every prompt shares) and a tiny GPT-2 trained by the LLM bridge on CPU; each rung's result predicts the next.
+
+Methods (the same advantage code at every rung): grpo; positive-heavy = sign_scaled(b = +1) (GRPO's positive
+part doubled, its negative part dropped); negative-heavy = sign_scaled(b = -1); focal(gamma = 2); fade.
+
+Claims, each a paired difference over seeds with a 95% CI, at a fixed fraction of training:
+- C1 positive mass collapses entropy: entropy(positive-heavy) - entropy(grpo) < 0, half way;
+- C2 negative mass damages geometry: geometry(negative-heavy) - geometry(grpo) > 0 at the end (logit norm on
+  the tabular rungs, the norm of the shared weights on linear_softmax, neural and GPT-2);
+- C3 hard focus sharpens hard prompts at an ESS cost: pass@1 on initially hard prompts (p0 < 0.25) of focal
+  minus grpo > 0 half way, and focal's ESS per step below grpo's (not measurable on GPT-2: no exact per-prompt
+  pass rates there);
+- C4 FADE beats the best static advantage: pass@1(fade) - pass@1(best static) > 0 at the end, the best static
+  chosen on the first half of the seeds and judged on the second (held-out) half.
+Predictions: a rung predicts the next when the claim's effect has the same sign; and the ordering of the
+methods by entropy and by pass@1 at each checkpoint is compared by Kendall tau, with a bootstrap 95% CI over
+seeds. The GPT-2 rung's pass@1 is the sampled reward on fresh prompts (its entropy: per token).
+
+    python experiments/ladder.py            # --quick (default): toy regime, all five rungs
+    python experiments/ladder.py --full     # more seeds and steps, both regimes where a rung has them
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
+
+from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
+                                llm_task, parse_settings, run_units, verdict)
+from fadesim.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.sim import SimConfig, simulate  # noqa: E402
+from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
+from fadesim.tasks import REGIMES, make_task  # noqa: E402
+
+RUNGS = ("bandit", "linear_softmax", "chain", "neural", "gpt2")
+#: rungs that have the toy / llm regime presets (the neural and GPT-2 rungs have their own task)
+REGIME_RUNGS = ("bandit", "linear_softmax", "chain")
+METHODS = {
+    "grpo": ("grpo", {}),
+    "positive-heavy": ("sign_scaled", {"balance": 1.0}),
+    "negative-heavy": ("sign_scaled", {"balance": -1.0}),
+    "focal": ("focal", {"gamma": 2.0}),
+    "fade": ("fade", {}),
+}
+STATICS = ("grpo", "positive-heavy", "negative-heavy", "focal")
+CLAIMS = {
+    "C1": "positive mass collapses entropy",
+    "C2": "negative mass damages geometry",
+    "C3": "hard focus sharpens hard prompts at an ESS cost",
+    "C4": "FADE beats the best static advantage",
+}
+GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", "linear_softmax": "weight_norm", "neural": "weight_norm",
+            "gpt2": "weight_norm"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    rungs: tuple[str, ...] = RUNGS
+    regimes: tuple[str, ...] = ("toy",)
+    optimizer: str = "adam_shared"
+    seeds: int = 4  # the first half chooses FADE's opponent (C4), the second half judges
+    steps: int = 200
+    log_every: int = 10
+    G: int = 8
+    lr: float = 0.02
+    n_prompts: int = 64
+    width: int = 8  # linear_softmax
+    llm_n_prompts: int = 32
+    llm_n_answers: int = 2048
+    llm_n_correct: int = 32
+    llm_width: int = 8
+    neural_prompts: int = 128
+    neural_length: int = 3
+    neural_vocab: int = 8
+    neural_width: int = 32
+    neural_rule: str = "modsum"
+    neural_lr: float = 0.01
+    gpt2_steps: int = 40
+    gpt2_seeds: int = 4
+    gpt2_lr: float = 0.01
+    bootstrap: int = 500
+
+    def __post_init__(self) -> None:
+        check_axes("ladder", rungs=(self.rungs, RUNGS), regimes=(self.regimes, REGIMES),
+                   optimizer=((self.optimizer,), tuple(OPTIMIZERS)))
+        if self.seeds < 4 or self.gpt2_seeds < 4:
+            raise ValueError(f"ladder: need seeds >= 4 and gpt2_seeds >= 4 (half to choose FADE's opponent, half to "
+                             f"judge); got "
+                             f"{self.seeds}, {self.gpt2_seeds}")
+        if self.steps % self.log_every or self.steps < 4 * self.log_every:
+            raise ValueError(f"ladder: steps ({self.steps}) must be a multiple of log_every ({self.log_every}) "
+                             "and at least 4 log intervals (checkpoints at 1/4, 1/2 and the end)")
+
+
+QUICK = Settings()
+FULL = Settings(regimes=("toy", "llm"), seeds=8, steps=400, n_prompts=128, neural_prompts=512, neural_width=64,
+                gpt2_steps=60, gpt2_seeds=6)
+
+
+def checkpoints(steps: int, log_every: int) -> dict[str, int]:
+    """Named checkpoints (updates done), on the logging grid."""
+    def snap(x: float) -> int:
+        return max(log_every, int(round(x / log_every)) * log_every)
+
+    return {"quarter": snap(steps / 4), "half": snap(steps / 2), "end": steps}
+
+
+def cells(s: Settings) -> list[tuple[str, str]]:
+    """(rung, regime) pairs: the regime rungs in each regime, the others once (regime '-')."""
+    return [(r, reg) for r in s.rungs for reg in (s.regimes if r in REGIME_RUNGS else ("-",))]
+
+
+def build_task(s: Settings, rung: str, regime: str):
+    if rung == "neural":
+        return make_task("neural", n_prompts=s.neural_prompts, length=s.neural_length, vocab=s.neural_vocab,
+                         width=s.neural_width, rule=s.neural_rule, seed=0)
+    if regime == "llm":
+        return llm_task(s, rung)
+    kw = {"width": s.width} if rung == "linear_softmax" else {}
+    return make_task(rung, regime="toy", n_prompts=s.n_prompts, seed=0, **kw)
+
+
+def _sim_unit(s: Settings, spec: dict) -> pd.DataFrame:
+    task = build_task(s, spec["rung"], spec["regime"])
+    name, params = METHODS[spec["method"]]
+    lr = s.neural_lr if spec["rung"] == "neural" else s.lr
+    cfg = SimConfig(advantage=name, advantage_params=params, G=s.G, steps=s.steps, log_every=s.log_every,
+                    optimizer=s.optimizer, lr=lr)
+    df = simulate(task, cfg, seeds=list(range(s.seeds))).to_frame()
+    df["geometry"] = df[GEOMETRY[spec["rung"]]]
+    return df[["seed", "step", "entropy", "pass@1", "pass@1_hard", "ess", "geometry"]]
+
+
+def _gpt2_unit(s: Settings, spec: dict) -> pd.DataFrame:
+    try:
+        from fadesim.bridge.backends import HFBackend
+        from fadesim.bridge.tasks import CopyTask
+        from fadesim.bridge.tokenizer import CharTokenizer
+        from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
+        from llm_bridge import tiny_model
+    except ImportError as err:
+        raise ImportError("the gpt2 rung needs the LLM bridge: pip install -e '.[bridge]' (or leave gpt2 out of "
+                          "--rungs)") from err
+    task = CopyTask()
+    tok = CharTokenizer(task.alphabet)
+    name, params = METHODS[spec["method"]]
+    model = tiny_model(tok.vocab_size, spec["seed"])
+    cfg = BridgeConfig(advantage=name, advantage_params=params, G=s.G, prompts_per_step=16, lr=s.gpt2_lr,
+                       seed=spec["seed"])
+    trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
+    rows = [trainer.step() for _ in range(s.gpt2_steps)]
+    # row k is the batch sampled after k - 1 updates: its entropy and reward are the policy's at step k - 1
+    return pd.DataFrame({"seed": spec["seed"], "step": [r["step"] - 1 for r in rows],
+                         "entropy": [r["entropy"] for r in rows], "pass@1": [r["reward_mean"] for r in rows],
+                         "pass@1_hard": np.nan, "ess": [r["ess"] for r in rows],
+                         "geometry": [r["weight_norm"] for r in rows]})
+
+
+def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
+    """One unit per (rung, regime, method) on the simulator rungs (all seeds in one vmapped call), one per
+    (method, seed) on GPT-2. Resumable."""
+    specs = []
+    for rung, regime in cells(s):
+        for method in METHODS:
+            seeds = range(s.gpt2_seeds) if rung == "gpt2" else [None]
+            for seed in seeds:
+                specs.append({"experiment": "ladder", "rung": rung, "regime": regime, "method": method, "seed": seed,
+                              **dataclasses.asdict(s)})
+
+    def compute(spec: dict) -> pd.DataFrame:
+        frame = _gpt2_unit(s, spec) if spec["rung"] == "gpt2" else _sim_unit(s, spec)
+        return frame.assign(rung=spec["rung"], regime=spec["regime"], method=spec["method"])
+
+    return run_units(specs, compute, store, "ladder", executor)
+
+
+# ------------------------------------------------------------------------------------------------ analysis
+def _at(df: pd.DataFrame, step: int, metric: str) -> pd.DataFrame:
+    """(seed x method) table of ``metric`` at ``step`` (the GPT-2 rung: mean over the 5 logged steps up to it,
+    its per-batch metrics being noisy)."""
+    if df.rung.iloc[0] == "gpt2":
+        part = df[(df.step > step - 5) & (df.step <= step)]
+    else:
+        part = df[df.step == step]
+    return part.groupby(["seed", "method"])[metric].mean().unstack("method")
+
+
+def _diff(a: pd.Series, b: pd.Series) -> tuple[float, float]:
+    return ci95((a - b).dropna())
+
+
+def claim_effects(df: pd.DataFrame, s: Settings) -> list[dict]:
+    """One record per (rung, regime, claim): effect, 95% CI half-width, verdict."""
+    out = []
+    for (rung, regime), part in df.groupby(["rung", "regime"], sort=False):
+        steps = s.gpt2_steps if rung == "gpt2" else s.steps
+        cp = checkpoints(steps - 1, 1) if rung == "gpt2" else checkpoints(s.steps, s.log_every)
+        half, end = cp["half"], cp["end"]
+        ent = _at(part, half, "entropy")
+        geo = _at(part, end, "geometry")
+        rec = {"rung": rung, "regime": regime}
+        e, h = _diff(ent["positive-heavy"], ent["grpo"])
+        out.append({**rec, "claim": "C1", "effect": e, "ci": h, "ok": e + h < 0, "note": f"entropy, step {half}"})
+        e, h = _diff(geo["negative-heavy"], geo["grpo"])
+        out.append({**rec, "claim": "C2", "effect": e, "ci": h, "ok": e - h > 0,
+                    "note": f"{GEOMETRY[rung]}, step {end}"})
+        hard = _at(part, half, "pass@1_hard")
+        if hard.isna().all().all():
+            out.append({**rec, "claim": "C3", "effect": np.nan, "ci": np.nan, "ok": None,
+                        "note": "not measurable (no exact per-prompt pass rates)"})
+        else:
+            ess = part[part.step <= half].groupby(["seed", "method"]).ess.mean().unstack("method")
+            e, h = _diff(hard["focal"], hard["grpo"])
+            ess_cut = float((ess["focal"] - ess["grpo"]).mean())
+            out.append({**rec, "claim": "C3", "effect": e, "ci": h, "ok": e - h > 0 and ess_cut < 0,
+                        "note": f"pass@1_hard, step {half}; ESS/step focal - grpo {ess_cut:+.2f}"})
+        p1 = _at(part, end, "pass@1")
+        seeds = sorted(p1.index)
+        choose, judge = seeds[: len(seeds) // 2], seeds[len(seeds) // 2:]
+        best = p1.loc[choose, list(STATICS)].mean().idxmax()
+        e, h = _diff(p1.loc[judge, "fade"], p1.loc[judge, best])
+        out.append({**rec, "claim": "C4", "effect": e, "ci": h, "ok": e - h > 0,
+                    "note": f"pass@1, step {end}, vs {best} (chosen on seeds {choose})"})
+    return out
+
+
+def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
+    """Kendall's tau-a between two score vectors over the same items."""
+    n, s = len(a), 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            s += np.sign(a[i] - a[j]) * np.sign(b[i] - b[j])
+    return s / (n * (n - 1) / 2)
+
+
+def ordering_predictions(df: pd.DataFrame, s: Settings, rng: np.random.Generator) -> list[dict]:
+    """Kendall tau (bootstrap 95% CI over seeds) between consecutive rungs' orderings of the methods by entropy
+    and by pass@1, at each checkpoint (as a fraction of training), within each regime chain."""
+    cell_list = list(dict.fromkeys(zip(df.rung, df.regime)))
+    out = []
+    for (r1, g1), (r2, g2) in zip(cell_list, cell_list[1:]):
+        if g1 != g2 and "-" not in (g1, g2):
+            continue  # toy and llm regimes form separate chains
+        a_df, b_df = df[(df.rung == r1) & (df.regime == g1)], df[(df.rung == r2) & (df.regime == g2)]
+        for frac in ("quarter", "half", "end"):
+            steps = [checkpoints(s.gpt2_steps - 1, 1)[frac] if r == "gpt2" else checkpoints(s.steps, s.log_every)[frac]
+                     for r in (r1, r2)]
+            for metric in ("entropy", "pass@1"):
+                ta, tb = _at(a_df, steps[0], metric)[list(METHODS)], _at(b_df, steps[1], metric)[list(METHODS)]
+                tau = kendall_tau(ta.mean().values, tb.mean().values)
+                boots = [kendall_tau(ta.values[rng.integers(0, len(ta), len(ta))].mean(0),
+                                     tb.values[rng.integers(0, len(tb), len(tb))].mean(0)) for _ in range(s.bootstrap)]
+                lo, hi = np.nanpercentile(boots, [2.5, 97.5])
+                out.append({"source": f"{r1} ({g1})", "target": f"{r2} ({g2})", "checkpoint": frac, "metric": metric,
+                            "tau": tau, "lo": lo, "hi": hi, "predicted": lo > 0})
+    return out
+
+
+def sign_predictions(effects: list[dict]) -> dict[tuple[str, str, str], str]:
+    """(rung, regime, claim) -> whether the previous rung of its chain predicted the sign of the effect."""
+    table = pd.DataFrame(effects)
+    cell_list = list(dict.fromkeys(zip(table.rung, table.regime)))
+    out = {}
+    for i, (rung, regime) in enumerate(cell_list):
+        prev = next(((r, g) for r, g in reversed(cell_list[:i]) if g == regime or "-" in (g, regime)), None)
+        for claim in CLAIMS:
+            here = table[(table.rung == rung) & (table.regime == regime) & (table.claim == claim)].effect.iloc[0]
+            if prev is None:
+                out[(rung, regime, claim)] = "(first rung)"
+                continue
+            before = table[(table.rung == prev[0]) & (table.regime == prev[1]) & (table.claim == claim)].effect.iloc[0]
+            if np.isnan(here) or np.isnan(before):
+                out[(rung, regime, claim)] = "n/a"
+            else:
+                out[(rung, regime, claim)] = (f"yes (from {prev[0]})" if np.sign(here) == np.sign(before)
+                                              else f"NO (from {prev[0]}: {before:+.3g})")
+    return out
+
+
+def ladder_table(effects: list[dict], predicted: dict) -> str:
+    lines = ["| claim | rung | regime | verdict | effect (95% CI) | measured | sign predicted by the rung below |",
+             "|---|---|---|---|---|---|---|"]  # regime '-': the rung has no toy / llm presets
+    for e in effects:
+        v = "n/a" if e["ok"] is None else verdict(bool(e["ok"]))
+        eff = "—" if np.isnan(e["effect"]) else f"{e['effect']:+.3g} ± {e['ci']:.2g}"
+        lines.append(f"| {e['claim']} {CLAIMS[e['claim']]} | {e['rung']} | {e['regime']} | {v} | {eff} | {e['note']} | "
+                     f"{predicted[(e['rung'], e['regime'], e['claim'])]} |")
+    return "\n".join(lines)
+
+
+def effects_figure(effects: list[dict], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    table = pd.DataFrame(effects)
+    table["cell"] = np.where(table.regime == "-", table.rung, table.rung + "\n(" + table.regime + ")")
+    fig, axes = plt.subplots(1, len(CLAIMS), figsize=(4.3 * len(CLAIMS), 3.6), squeeze=False)
+    for ax, (claim, text) in zip(axes[0], CLAIMS.items()):
+        part = table[table.claim == claim].reset_index(drop=True)
+        x = np.arange(len(part))
+        colors = ["tab:green" if ok else ("tab:gray" if ok is None else "tab:red") for ok in part.ok]
+        ax.errorbar(x, part.effect, yerr=part.ci, fmt="none", ecolor="black", capsize=3)
+        ax.scatter(x, part.effect, c=colors, zorder=3)
+        for xi, eff in zip(x, part.effect):
+            if np.isnan(eff):
+                ax.annotate("n/a", (xi, 0.0), ha="center", va="bottom", color="tab:gray", fontsize=8)
+        ax.axhline(0.0, color="gray", lw=0.8, ls="--")
+        ax.set_xticks(x, part.cell, fontsize=8)
+        ax.set_xlabel("rung")
+        ax.set_ylabel("effect (mean ± 95% CI over seeds)")
+        ax.set_title(f"{claim}: {text}", fontsize=9)
+    fig.suptitle("Fidelity ladder: each claim's effect per rung (green CONFIRMED, red not, gray not measurable)",
+                 fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130)
+    plt.close(fig)
+    return path
+
+
+def cell_name(rung: str, regime: str, s: Settings) -> str:
+    """What a verdict holds in: regime (where the rung has one), rung and optimizer."""
+    optimizer = "AdamW (the bridge's)" if rung == "gpt2" else s.optimizer
+    return f"{regime} regime, {rung} rung, {optimizer}" if regime != "-" else f"{rung} rung, {optimizer}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "ladder")
+    executor = executor_from_args(args)
+    df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
+    effects = claim_effects(df, settings)
+    predicted = sign_predictions(effects)
+    tag = f"{settings.optimizer}"
+    for e in effects:
+        v = "n/a (not measurable)" if e["ok"] is None else verdict(bool(e["ok"]))
+        print(f"[{cell_name(e['rung'], e['regime'], settings)}] {e['claim']} {CLAIMS[e['claim']]}: {v} "
+              f"(effect {e['effect']:+.3g} ± {e['ci']:.2g}; {e['note']}; sign predicted by the rung below: "
+              f"{predicted[(e['rung'], e['regime'], e['claim'])]})")
+    orders = pd.DataFrame(ordering_predictions(df, settings, np.random.default_rng(0)))
+    for o in orders.itertuples():
+        print(f"[{o.source} -> {o.target}, {tag}] the ordering of the methods by {o.metric} at the {o.checkpoint} checkpoint "
+              f"is predicted: {verdict(bool(o.predicted))} (Kendall tau {o.tau:+.2f}, 95% CI [{o.lo:+.2f}, {o.hi:+.2f}])")
+    figures = Path(args.figures)
+    figures.mkdir(parents=True, exist_ok=True)
+    table = ladder_table(effects, predicted)
+    (figures / f"ladder_{suffix}.md").write_text(
+        f"# Fidelity ladder ({suffix}; optimizer {settings.optimizer})\n\n{table}\n")
+    write_atomic(figures / f"ladder_{suffix}.csv", pd.DataFrame(effects))
+    write_atomic(figures / f"ladder_orderings_{suffix}.csv", orders)
+    print(f"table: {figures / f'ladder_{suffix}.md'}")
+    print(f"figure: {effects_figure(effects, figures / f'ladder_{suffix}.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
