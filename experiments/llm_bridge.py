@@ -91,7 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     model_args.add_argument("--off-policy", default="none", choices=["none", "tis"],
                             help="tis: train on off-policy batches (e.g. a bf16 vLLM engine) with truncated "
                                  "importance weights instead of refusing them")
-    model_args.add_argument("--gpu-memory-utilization", type=float, default=0.35, help="vLLM's share of the GPU")
+    model_args.add_argument("--gpu-memory-utilization", type=float, default=0.3, help="vLLM's share of the GPU")
+    model_args.add_argument("--vllm-dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"],
+                            help="the vLLM engine's dtype (float32: sampler log-probs equal the learner's)")
+    model_args.add_argument("--max-model-len", type=int, default=None, help="vLLM's max_model_len (prompt + response)")
+    model_args.add_argument("--enforce-eager", action="store_true", help="vLLM without CUDA graphs (faster start)")
     args = ap.parse_args(argv)
     if args.backend == "vllm" and not args.model:
         raise SystemExit("llm_bridge: --backend vllm needs --model DIR (a local HF model directory)")
@@ -232,7 +236,8 @@ def run_model(args: argparse.Namespace) -> int:
     if args.backend == "vllm":
         try:
             backend = VLLMBackend(args.model, tok, max_new_tokens=args.max_new_tokens,
-                                  gpu_memory_utilization=args.gpu_memory_utilization)
+                                  gpu_memory_utilization=args.gpu_memory_utilization, dtype=args.vllm_dtype,
+                                  max_model_len=args.max_model_len, enforce_eager=args.enforce_eager)
         except (ImportError, RuntimeError) as err:
             raise SystemExit(f"llm_bridge: {err}") from err
         make_backend = lambda m: backend  # noqa: E731 - one engine, synced from each fresh model every step

@@ -1,6 +1,7 @@
 """The LLM bridge on CPU: a tiny random GPT-2 built from a config and a local tokenizer (no downloads)."""
 
 import copy
+import os
 import types
 
 import numpy as np
@@ -263,6 +264,9 @@ def test_vllm_backend_logic_against_a_stub_of_vllm(saved_tiny_model, monkeypatch
     # the sampler scores its tokens as the trainer does: true only if every step's sync reached the engine
     assert all(r["sampler_logprob_gap"] < 1e-5 for r in rows), [r["sampler_logprob_gap"] for r in rows]
     assert engine.prefix_cache_resets == 3 and len(engine.runner.loaded) == 3
+    assert engine.applied == 3  # through vLLM's public LLM.apply_model
+    assert engine.kwargs["gpu_memory_utilization"] == 0.3 and engine.kwargs["dtype"] == "bfloat16"
+    assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
     ro = tr.rollouts[-1]["rollouts"]
     ro.validate()
     assert ro.prompt_mask is not None  # prompts of different lengths were packed with left padding
@@ -280,6 +284,63 @@ def test_vllm_backend_logic_against_a_stub_of_vllm(saved_tiny_model, monkeypatch
     m = ro_stale.response_mask
     assert (logp_old - ro_stale.sampler_logprobs).abs()[m].max() < 1e-5
     assert (logp_new - ro_stale.sampler_logprobs).abs()[m].max() > 1e-3  # without sync, the gap shows
+
+
+def test_vllm_samples_of_different_prompts_and_calls_never_share_sampling_noise(saved_tiny_model, monkeypatch):
+    """STUB test: the stub seeds sample j of a request with seed + j as vLLM does, so one seeded SamplingParams
+    for all prompts makes identical prompts' samples identical and shifts samples between calls seeded s and
+    s + 1; the backend's per-prompt hashed seeds must show neither."""
+    from tests import vllm_stub
+
+    vllm = vllm_stub.install(monkeypatch)
+    monkeypatch.setenv("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+    from fadesim.bridge.backends import VLLMBackend, request_seed
+
+    path, tok = saved_tiny_model
+    backend = VLLMBackend(str(path), tok, max_new_tokens=3)
+    engine = vllm_stub.LLM.instances[-1]
+    prompt = {"prompt_token_ids": tok.encode("1+2=")}
+    G = 6
+    # the defect the backend avoids, shown on the stub itself: one SamplingParams, two identical prompts
+    shared = engine.generate([prompt, prompt], vllm.SamplingParams(n=G, max_tokens=3, logprobs=0, seed=5))
+    assert [c.token_ids for c in shared[0].outputs] == [c.token_ids for c in shared[1].outputs]
+    one = backend.generate(["1+2=", "1+2="], G, seed=5)
+    first, second = one.response_ids[:G].tolist(), one.response_ids[G:].tolist()
+    assert first != second, "two prompts of one call drew the same samples: shared sampling noise"
+    nxt = backend.generate(["1+2="], G, seed=6)
+    assert nxt.response_ids[:G - 1].tolist() != first[1:], "calls seeded 5 and 6 share (shifted) samples"
+    again = backend.generate(["1+2=", "1+2="], G, seed=5)
+    assert torch.equal(again.response_ids, one.response_ids)  # still deterministic per call seed
+    seeds = [request_seed(s, i) for s in range(100) for i in range(64)]
+    spans = sorted(seeds)
+    assert min(b - a for a, b in zip(spans, spans[1:])) > 64  # no two requests' seed ranges [s, s + G) meet
+
+
+def test_vllm_engine_checks(saved_tiny_model, monkeypatch):
+    """STUB test: an engine that is not in-process, a failed prefix-cache reset and the attribute-path
+    fallback of the weight sync."""
+    from tests import vllm_stub
+
+    vllm_stub.install(monkeypatch)
+    from fadesim.bridge.backends import VLLMBackend
+
+    path, tok = saved_tiny_model
+    model = transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+    monkeypatch.setattr(vllm_stub.LLM, "in_process", False)
+    with pytest.raises(RuntimeError, match="does not run in this process"):
+        VLLMBackend(str(path), tok)
+    monkeypatch.setattr(vllm_stub.LLM, "in_process", True)
+    backend = VLLMBackend(str(path), tok, dtype="float32", max_model_len=32, enforce_eager=True)
+    engine = vllm_stub.LLM.instances[-1]
+    assert engine.kwargs["dtype"] == "float32" and engine.kwargs["max_model_len"] == 32 and engine.kwargs["enforce_eager"]
+    monkeypatch.delattr(vllm_stub.LLM, "apply_model")  # an older vLLM: the attribute path
+    backend.sync_weights(model)
+    assert len(engine.runner.loaded) == 1 and engine.applied == 0
+    monkeypatch.setattr(vllm_stub.LLM, "prefix_reset_ok", False)
+    with pytest.raises(RuntimeError, match="could not reset its prefix cache"):
+        backend.sync_weights(model)
+    with pytest.raises(ValueError, match="gpu_memory_utilization"):
+        VLLMBackend(str(path), tok, gpu_memory_utilization=1.5)
 
 
 def test_vllm_backend_errors_name_the_missing_piece(saved_tiny_model, monkeypatch):

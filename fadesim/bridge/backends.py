@@ -14,7 +14,9 @@ every generation).
 
 from __future__ import annotations
 
+import hashlib
 import os
+import socket
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -205,44 +207,88 @@ def _extract(outputs: Any) -> tuple[list[list[int]], list[list[int]], list[list[
     return prompt_ids, responses, logprobs
 
 
+def request_seed(seed: int, prompt_index: int) -> int:
+    """The seed of prompt ``prompt_index``'s request in a call seeded ``seed``: a 62-bit hash of both.
+
+    vLLM draws sample j of a request from seed + j, and its sampling noise is a pure function of (seed, position,
+    token). One seeded SamplingParams for every prompt would give sample j of every prompt the same noise, and
+    calls whose seeds differ by less than n would share samples; hashed request seeds are 2^62 apart on average,
+    so the ranges [s, s + n) of different prompts and calls never meet in practice."""
+    digest = hashlib.blake2b(f"{int(seed)}/{int(prompt_index)}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 2
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 class VLLMBackend:
     """vLLM offline generation in this process (GPU), with weight sync from the training model.
 
     The engine runs in-process (``distributed_executor_backend="external_launcher"``, one rank, as TRL's
-    colocate mode does), so ``sync_weights`` can hand the training model's parameters to the engine's
-    ``load_weights`` and reset the prefix cache. Prompts are sent as token ids from the bridge's tokenizer
-    and completions decoded with it, so trainer and sampler see the same tokens. Sampling: temperature 1, no
-    top-k/top-p, ``logprobs=0`` (the sampled token's log-prob, ``logprobs_mode="processed_logprobs"``), a
-    per-call seed."""
+    colocate mode does, with ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` so the engine core is not a subprocess);
+    the constructor checks that it is (``llm.llm_engine.model_executor`` exists) and raises otherwise. So
+    ``sync_weights`` can hand the training model's parameters to the engine's ``load_weights`` (through the
+    public ``LLM.apply_model`` where vLLM has it) and reset the prefix cache (an error if vLLM reports it could
+    not). Prompts are sent as token ids from the bridge's tokenizer and completions decoded with it, so trainer
+    and sampler see the same tokens. Sampling: temperature 1, no top-k/top-p, ``logprobs=0`` (the sampled
+    token's log-prob, ``logprobs_mode="processed_logprobs"``), one ``SamplingParams`` per prompt with its own
+    hashed seed (``request_seed``).
+
+    Defaults chosen here rather than vLLM's: ``gpu_memory_utilization=0.3`` (vLLM's 0.9 would leave the
+    colocated trainer no memory), ``dtype="bfloat16"`` (``"float32"`` makes the sampler's log-probs the
+    learner's to float rounding: the exactness check), a free ``MASTER_PORT`` (unless one is set)."""
 
     def __init__(self, model_path: str, tokenizer: Any, *, max_new_tokens: int = 64, seed: int = 0,
-                 **llm_kwargs: Any) -> None:
+                 gpu_memory_utilization: float = 0.3, dtype: str = "bfloat16", max_model_len: int | None = None,
+                 enforce_eager: bool = False, **llm_kwargs: Any) -> None:
         try:
             import vllm
         except ImportError as err:
-            raise ImportError("VLLMBackend needs vLLM (pip install vllm) on a machine with a CUDA GPU; use "
+            raise ImportError("VLLMBackend needs vLLM (pip install -e '.[vllm]') on a machine with a CUDA GPU; use "
                               "HFBackend on CPU") from err
         if not torch.cuda.is_available():
             raise RuntimeError("VLLMBackend needs a CUDA GPU; use HFBackend on CPU")
+        if not 0 < gpu_memory_utilization <= 1:
+            raise ValueError(f"gpu_memory_utilization must be in (0, 1]; got {gpu_memory_utilization}")
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")  # the engine core in this process
+        port = os.environ.get("MASTER_PORT") or str(_free_port())
         for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
-                           ("MASTER_PORT", "29517")):
+                           ("MASTER_PORT", port)):
             os.environ.setdefault(key, value)  # the in-process (external_launcher) engine is rank 0 of 1
         kwargs = {"distributed_executor_backend": "external_launcher", "seed": seed,
-                  "logprobs_mode": "processed_logprobs", **llm_kwargs}
+                  "logprobs_mode": "processed_logprobs", "gpu_memory_utilization": gpu_memory_utilization,
+                  "dtype": dtype, "enforce_eager": enforce_eager,
+                  **({"max_model_len": int(max_model_len)} if max_model_len else {}), **llm_kwargs}
         self._vllm = vllm
         self.llm = vllm.LLM(model=model_path, **kwargs)
+        if getattr(getattr(self.llm, "llm_engine", None), "model_executor", None) is None:
+            raise RuntimeError(
+                "VLLMBackend: the vLLM engine does not run in this process (llm.llm_engine.model_executor is "
+                "missing), so the training model's weights cannot reach it; set VLLM_ENABLE_V1_MULTIPROCESSING=0 "
+                "before vLLM starts and use distributed_executor_backend='external_launcher'")
         self.tokenizer, self.max_new_tokens = tokenizer, int(max_new_tokens)
 
     def sync_weights(self, model: torch.nn.Module) -> None:
         """Copy the training model's current weights into the engine (names as in the HF checkpoint)."""
-        engine_model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
-        engine_model.load_weights((name, p.detach()) for name, p in model.named_parameters())
-        self.llm.reset_prefix_cache()
+        weights = [(name, p.detach()) for name, p in model.named_parameters()]
+        if hasattr(self.llm, "apply_model"):  # vLLM's public API: runs the function on the engine's model
+            self.llm.apply_model(lambda engine_model: engine_model.load_weights(iter(weights)))
+        else:
+            engine_model = self.llm.llm_engine.model_executor.driver_worker.model_runner.model
+            engine_model.load_weights(iter(weights))
+        if self.llm.reset_prefix_cache() is False:
+            raise RuntimeError("VLLMBackend: vLLM could not reset its prefix cache after the weight sync (requests "
+                               "still running?), so cached prefixes of the old weights could be reused")
 
     def generate(self, prompts: Sequence[str], n: int, *, seed: int) -> Rollouts:
         ids = [self.tokenizer.encode(p) for p in prompts]
-        params = self._vllm.SamplingParams(n=n, temperature=1.0, top_p=1.0, max_tokens=self.max_new_tokens,
-                                           logprobs=0, seed=seed, stop_token_ids=[self.tokenizer.eos_token_id])
+        params = [self._vllm.SamplingParams(n=n, temperature=1.0, top_p=1.0, max_tokens=self.max_new_tokens,
+                                            logprobs=0, seed=request_seed(seed, i),
+                                            stop_token_ids=[self.tokenizer.eos_token_id])
+                  for i in range(len(ids))]
         outputs = self.llm.generate([{"prompt_token_ids": x} for x in ids], sampling_params=params, use_tqdm=False)
         prompt_ids, responses, logprobs = _extract(outputs)
         if prompt_ids != [list(x) for x in ids]:
