@@ -125,8 +125,9 @@ def build_task(s: Settings, rung: str, regime: str):
     if rung == "neural":
         return make_task("neural", n_prompts=s.neural_prompts, length=s.neural_length, vocab=s.neural_vocab,
                          width=s.neural_width, rule=s.neural_rule, seed=0)
-    if regime == "llm":
-        return llm_task(s, rung)
+    if regime == "llm":  # the chain's llm preset is its own (T = 4 tokens from V = 8, 3 correct sequences)
+        return make_task("chain", regime="llm", n_prompts=s.llm_n_prompts, seed=0) if rung == "chain" \
+            else llm_task(s, rung)
     kw = {"width": s.width} if rung == "linear_softmax" else {}
     return make_task(rung, regime="toy", n_prompts=s.n_prompts, seed=0, **kw)
 
