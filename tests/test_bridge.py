@@ -438,10 +438,10 @@ def test_the_ladders_gpt2_rung_trains_every_method_with_the_bridge(tmp_path, cap
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
     import ladder
 
-    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=5, gpt2_seeds=4)
+    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=3, gpt2_seeds=4)
     df = ladder.run_sweep(s, ladder.ResultStore(tmp_path))
     assert set(df.method) == set(ladder.METHODS) and sorted(df.seed.unique()) == [0, 1, 2, 3]
-    assert sorted(df.step.unique()) == [0, 1, 2, 3, 4]  # row k: the policy after k updates
+    assert sorted(df.step.unique()) == [0, 1, 2]  # row k: the policy after k updates
     effects = {e["claim"]: e for e in ladder.claim_effects(df, s)}
     assert effects["C3"]["ok"] is None  # no exact per-prompt pass rates on GPT-2
     assert all(np.isfinite(effects[c]["effect"]) for c in ("C1", "C2", "C4"))
