@@ -45,11 +45,9 @@ class LinearSoftmax(Bandit):
 
     def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         s = xp.linalg.svd(params["W"], compute_uv=False)
-        q = s / xp.sum(s)
-        h = -xp.sum(xp.where(q > 0, q * xp.log(xp.where(q > 0, q, 1.0)), 0.0))
         return {
             "weight_norm": xp.sqrt(xp.sum(params["W"] ** 2)),
-            "effective_rank": xp.exp(h),
+            "effective_rank": sp.effective_rank(s, xp),
             "condition_number": s[0] / xp.maximum(s[-1], 1e-30),
         }
 

@@ -155,9 +155,8 @@ class Neural:
     def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         """The shared weights: their overall norm and the effective rank of the unembedding."""
         s = xp.linalg.svd(params["U"], compute_uv=False)
-        q = s / xp.sum(s)
-        h = -xp.sum(xp.where(q > 0, q * xp.log(xp.where(q > 0, q, 1.0)), 0.0))
-        return {"weight_norm": xp.sqrt(sum(xp.sum(params[k] ** 2) for k in PARAMS)), "effective_rank": xp.exp(h)}
+        return {"weight_norm": xp.sqrt(sum(xp.sum(params[k] ** 2) for k in PARAMS)),
+                "effective_rank": sp.effective_rank(s, xp)}
 
 
 def make_neural(

@@ -31,6 +31,12 @@ def entropy(log_probs: Any, xp: Any) -> Any:
     return -xp.sum(xp.exp(log_probs) * log_probs, axis=-1)
 
 
+def effective_rank(singular_values: Any, xp: Any) -> Any:
+    """exp(entropy of the normalised singular values): the effective rank of a matrix (Roy & Vetterli, 2007)."""
+    q = singular_values / xp.sum(singular_values)
+    return xp.exp(-xp.sum(xp.where(q > 0, q * xp.log(xp.where(q > 0, q, 1.0)), 0.0)))
+
+
 def restricted_entropy(probs: Any, keep: Any, xp: Any) -> Any:
     """Entropy of ``probs`` (..., K) restricted to the boolean set ``keep`` and renormalised (e.g. the correct
     answers: the diversity of what the policy gets right). A set of zero probability gives 0."""
