@@ -245,47 +245,68 @@ def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
     return s / (n * (n - 1) / 2)
 
 
+def predecessors(cell_list: list[tuple[str, str]], i: int) -> list[tuple[str, str]]:
+    """The cells of the rung below cell i that predict it: the previous rung's cell of the same regime (a rung
+    without regimes, '-', is predicted by every regime of the rung below, and predicts every regime above)."""
+    rung, regime = cell_list[i]
+    below = [c for c in cell_list[:i] if c[0] != rung]
+    if not below:
+        return []
+    prev_rung = below[-1][0]
+    return [c for c in below if c[0] == prev_rung and (regime == "-" or c[1] in (regime, "-"))]
+
+
 def ordering_predictions(df: pd.DataFrame, s: Settings, rng: np.random.Generator) -> list[dict]:
-    """Kendall tau (bootstrap 95% CI over seeds) between consecutive rungs' orderings of the methods by entropy
-    and by pass@1, at each checkpoint (as a fraction of training), within each regime chain."""
+    """Kendall tau (bootstrap 95% CI over seeds) between each rung's ordering of the methods by entropy and by
+    pass@1 and its predecessors' (``predecessors``), at each checkpoint (as a fraction of training)."""
     cell_list = list(dict.fromkeys(zip(df.rung, df.regime)))
     out = []
-    for (r1, g1), (r2, g2) in zip(cell_list, cell_list[1:]):
-        if g1 != g2 and "-" not in (g1, g2):
-            continue  # toy and llm regimes form separate chains
-        a_df, b_df = df[(df.rung == r1) & (df.regime == g1)], df[(df.rung == r2) & (df.regime == g2)]
-        for frac in ("quarter", "half", "end"):
-            steps = [checkpoints(s.gpt2_steps - 1, 1)[frac] if r == "gpt2" else checkpoints(s.steps, s.log_every)[frac]
-                     for r in (r1, r2)]
-            for metric in ("entropy", "pass@1"):
-                ta, tb = _at(a_df, steps[0], metric)[list(METHODS)], _at(b_df, steps[1], metric)[list(METHODS)]
-                tau = kendall_tau(ta.mean().values, tb.mean().values)
-                boots = [kendall_tau(ta.values[rng.integers(0, len(ta), len(ta))].mean(0),
-                                     tb.values[rng.integers(0, len(tb), len(tb))].mean(0)) for _ in range(s.bootstrap)]
-                lo, hi = np.nanpercentile(boots, [2.5, 97.5])
-                out.append({"source": f"{r1} ({g1})", "target": f"{r2} ({g2})", "checkpoint": frac, "metric": metric,
-                            "tau": tau, "lo": lo, "hi": hi, "predicted": lo > 0})
+    for i, (r2, g2) in enumerate(cell_list):
+        for r1, g1 in predecessors(cell_list, i):
+            a_df, b_df = df[(df.rung == r1) & (df.regime == g1)], df[(df.rung == r2) & (df.regime == g2)]
+            for frac in ("quarter", "half", "end"):
+                steps = [checkpoints(s.gpt2_steps - 1, 1)[frac] if r == "gpt2"
+                         else checkpoints(s.steps, s.log_every)[frac] for r in (r1, r2)]
+                for metric in ("entropy", "pass@1"):
+                    ta = _at(a_df, steps[0], metric)[list(METHODS)]
+                    tb = _at(b_df, steps[1], metric)[list(METHODS)]
+                    tau = kendall_tau(ta.mean().values, tb.mean().values)
+                    boots = [kendall_tau(ta.values[rng.integers(0, len(ta), len(ta))].mean(0),
+                                         tb.values[rng.integers(0, len(tb), len(tb))].mean(0))
+                             for _ in range(s.bootstrap)]
+                    lo, hi = np.nanpercentile(boots, [2.5, 97.5])
+                    out.append({"source": f"{r1} ({g1})", "target": f"{r2} ({g2})", "checkpoint": frac,
+                                "metric": metric, "tau": tau, "lo": lo, "hi": hi, "predicted": lo > 0})
     return out
 
 
 def sign_predictions(effects: list[dict]) -> dict[tuple[str, str, str], str]:
-    """(rung, regime, claim) -> whether the previous rung of its chain predicted the sign of the effect."""
+    """(rung, regime, claim) -> whether its predecessors (the rung below) predicted the sign of the effect."""
     table = pd.DataFrame(effects)
     cell_list = list(dict.fromkeys(zip(table.rung, table.regime)))
+
+    def effect(cell: tuple[str, str], claim: str) -> float:
+        rows = table[(table.rung == cell[0]) & (table.regime == cell[1]) & (table.claim == claim)]
+        return float(rows.effect.iloc[0])
+
     out = {}
-    for i, (rung, regime) in enumerate(cell_list):
-        prev = next(((r, g) for r, g in reversed(cell_list[:i]) if g == regime or "-" in (g, regime)), None)
+    for i, cell in enumerate(cell_list):
+        preds = predecessors(cell_list, i)
         for claim in CLAIMS:
-            here = table[(table.rung == rung) & (table.regime == regime) & (table.claim == claim)].effect.iloc[0]
-            if prev is None:
-                out[(rung, regime, claim)] = "(first rung)"
+            here = effect(cell, claim)
+            if not preds:
+                out[(*cell, claim)] = "(first rung)"
                 continue
-            before = table[(table.rung == prev[0]) & (table.regime == prev[1]) & (table.claim == claim)].effect.iloc[0]
-            if np.isnan(here) or np.isnan(before):
-                out[(rung, regime, claim)] = "n/a"
-            else:
-                out[(rung, regime, claim)] = (f"yes (from {prev[0]})" if np.sign(here) == np.sign(before)
-                                              else f"NO (from {prev[0]}: {before:+.3g})")
+            parts = []
+            for p in preds:
+                before = effect(p, claim)
+                name = p[0] if p[1] == "-" else f"{p[0]}, {p[1]}"
+                if np.isnan(here) or np.isnan(before):
+                    parts.append(f"n/a (from {name})")
+                else:
+                    parts.append(f"yes (from {name})" if np.sign(here) == np.sign(before)
+                                 else f"NO (from {name}: {before:+.3g})")
+            out[(*cell, claim)] = "; ".join(parts)
     return out
 
 
@@ -307,8 +328,8 @@ def effects_figure(effects: list[dict], path: Path) -> Path:
     import matplotlib.pyplot as plt
 
     table = pd.DataFrame(effects)
-    table["cell"] = np.where(table.regime == "-", table.rung, table.rung + "\n(" + table.regime + ")")
-    fig, axes = plt.subplots(1, len(CLAIMS), figsize=(4.3 * len(CLAIMS), 3.6), squeeze=False)
+    table["cell"] = np.where(table.regime == "-", table.rung, table.rung + " (" + table.regime + ")")
+    fig, axes = plt.subplots(1, len(CLAIMS), figsize=(4.6 * len(CLAIMS), 4.2), squeeze=False)
     for ax, (claim, text) in zip(axes[0], CLAIMS.items()):
         part = table[table.claim == claim].reset_index(drop=True)
         x = np.arange(len(part))
@@ -319,7 +340,7 @@ def effects_figure(effects: list[dict], path: Path) -> Path:
             if np.isnan(eff):
                 ax.annotate("n/a", (xi, 0.0), ha="center", va="bottom", color="tab:gray", fontsize=8)
         ax.axhline(0.0, color="gray", lw=0.8, ls="--")
-        ax.set_xticks(x, part.cell, fontsize=8)
+        ax.set_xticks(x, part.cell, fontsize=8, rotation=40, ha="right")
         ax.set_xlabel("rung")
         ax.set_ylabel("effect (mean ± 95% CI over seeds)")
         ax.set_title(f"{claim}: {text}", fontsize=9)

@@ -279,8 +279,14 @@ def test_ladder_predictions_on_synthetic_rungs():
     np.testing.assert_allclose(c1["bandit"]["effect"], -0.5 + np.mean([0.01 * ((s_ * 7 + 1 * 3) % 5) -
                                                                         0.01 * ((s_ * 7) % 5) for s_ in range(4)]))
     predicted = ladder.sign_predictions(effects)
-    assert predicted[("chain", "toy", "C1")] == "yes (from bandit)"
-    assert predicted[("neural", "-", "C1")].startswith("NO (from chain")
+    assert predicted[("bandit", "toy", "C1")] == "(first rung)"
+    assert predicted[("chain", "toy", "C1")] == "yes (from bandit, toy)"
+    assert predicted[("neural", "-", "C1")].startswith("NO (from chain, toy: ")
+    cells = [("bandit", "toy"), ("bandit", "llm"), ("chain", "toy"), ("chain", "llm"), ("neural", "-"), ("gpt2", "-")]
+    assert ladder.predecessors(cells, 1) == []  # the same rung in another regime predicts nothing
+    assert ladder.predecessors(cells, 3) == [("bandit", "llm")]
+    assert ladder.predecessors(cells, 4) == [("chain", "toy"), ("chain", "llm")]
+    assert ladder.predecessors(cells, 5) == [("neural", "-")]
     orders = pd.DataFrame(ladder.ordering_predictions(df, s, np.random.default_rng(0)))
     ent = orders[orders.metric == "entropy"]
     assert (ent[ent.target == "chain (toy)"].tau == 1.0).all() and ent[ent.target == "chain (toy)"].predicted.all()
