@@ -445,3 +445,25 @@ def test_the_ladders_gpt2_rung_trains_every_method_with_the_bridge(tmp_path, cap
     effects = {e["claim"]: e for e in ladder.claim_effects(df, s)}
     assert effects["C3"]["ok"] is None  # no exact per-prompt pass rates on GPT-2
     assert all(np.isfinite(effects[c]["effect"]) for c in ("C1", "C2", "C4"))
+
+
+def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
+    """The GPU smoke script's plumbing, on CPU at tiny sizes: it builds its own checkpoint, runs the bridge (HF
+    backend: no vLLM here) and the simulator's sweep, and writes rows and timings (the GPU run itself needs the
+    GPU machine; see the closing notes)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "GPU_SMOKE_ALLOW_CPU": "1", "SMOKE_STEPS": "2", "SMOKE_SWEEP_STEPS": "4",
+           "SMOKE_SWEEP_SEEDS": "2", "SMOKE_MEASURE_PROMPTS": "8"}
+    proc = subprocess.run(["bash", str(root / "scripts" / "gpu_smoke.sh"), str(tmp_path)], env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert (tmp_path / "tiny-gpt2" / "config.json").exists()
+    timings = (tmp_path / "timings.txt").read_text()
+    assert "bridge_hf " in timings and "sweep " in timings and "total " in timings
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    assert sweep["steps"] == 4 and sweep["seeds"] == 2 and sweep["seconds"] > 0
+    assert "fitted difficulty Beta(a=" in (tmp_path / "bridge.log").read_text()
