@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                llm_task, parse_settings, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+                                executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -44,7 +44,7 @@ LLM_SET = "calibrated"
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     gammas: str = "0,0.5,1,2,3,5"
     seeds: int = 4
     regimes: tuple[str, ...] = ("toy", "llm")
@@ -52,10 +52,6 @@ class Settings:
     n_prompts: int = 256
     n_answers: int = 32
     n_correct: int = 3
-    llm_n_prompts: int = 64
-    llm_n_answers: int = 2048
-    llm_n_correct: int = 32
-    llm_width: int = 8
     G: int = 16
     steps: int = 200
     log_every: int = 20

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                llm_task, parse_settings, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+                                executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
 from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
@@ -65,7 +65,7 @@ GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", "linear_softmax": "we
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     rungs: tuple[str, ...] = RUNGS
     regimes: tuple[str, ...] = ("toy",)
     optimizer: str = "adam_shared"
@@ -76,10 +76,7 @@ class Settings:
     lr: float = 0.02
     n_prompts: int = 64
     width: int = 8  # linear_softmax
-    llm_n_prompts: int = 32
-    llm_n_answers: int = 2048
-    llm_n_correct: int = 32
-    llm_width: int = 8
+    llm_n_prompts: int = 32  # (LLMRegimeSettings' default: 64)
     neural_prompts: int = 128
     neural_length: int = 3
     neural_vocab: int = 8
@@ -116,6 +113,15 @@ def checkpoints(steps: int, log_every: int) -> dict[str, int]:
     return {"quarter": snap(steps / 4), "half": snap(steps / 2), "end": steps}
 
 
+def rung_checkpoints(s: Settings, rung: str) -> dict[str, int]:
+    """A rung's checkpoints: the simulator's logging grid, or every GPT-2 step (rows 0 .. gpt2_steps - 1)."""
+    return checkpoints(s.gpt2_steps - 1, 1) if rung == "gpt2" else checkpoints(s.steps, s.log_every)
+
+
+def optimizer_of(rung: str, s: Settings) -> str:
+    return "AdamW (the bridge's)" if rung == "gpt2" else s.optimizer
+
+
 def cells(s: Settings) -> list[tuple[str, str]]:
     """(rung, regime) pairs: the regime rungs in each regime, the others once (regime '-')."""
     return [(r, reg) for r in s.rungs for reg in (s.regimes if r in REGIME_RUNGS else ("-",))]
@@ -125,15 +131,13 @@ def build_task(s: Settings, rung: str, regime: str):
     if rung == "neural":
         return make_task("neural", n_prompts=s.neural_prompts, length=s.neural_length, vocab=s.neural_vocab,
                          width=s.neural_width, rule=s.neural_rule, seed=0)
-    if regime == "llm":  # the chain's llm preset is its own (T = 4 tokens from V = 8, 3 correct sequences)
-        return make_task("chain", regime="llm", n_prompts=s.llm_n_prompts, seed=0) if rung == "chain" \
-            else llm_task(s, rung)
+    if regime == "llm":
+        return llm_task(s, rung)
     kw = {"width": s.width} if rung == "linear_softmax" else {}
     return make_task(rung, regime="toy", n_prompts=s.n_prompts, seed=0, **kw)
 
 
-def _sim_unit(s: Settings, spec: dict) -> pd.DataFrame:
-    task = build_task(s, spec["rung"], spec["regime"])
+def _sim_unit(s: Settings, spec: dict, task) -> pd.DataFrame:
     name, params = METHODS[spec["method"]]
     lr = s.neural_lr if spec["rung"] == "neural" else s.lr
     cfg = SimConfig(advantage=name, advantage_params=params, G=s.G, steps=s.steps, log_every=s.log_every,
@@ -179,8 +183,16 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
                 specs.append({"experiment": "ladder", "rung": rung, "regime": regime, "method": method, "seed": seed,
                               **dataclasses.asdict(s)})
 
+    tasks: dict[tuple[str, str], object] = {}  # one task per (rung, regime), shared by its five methods
+
     def compute(spec: dict) -> pd.DataFrame:
-        frame = _gpt2_unit(s, spec) if spec["rung"] == "gpt2" else _sim_unit(s, spec)
+        if spec["rung"] == "gpt2":
+            frame = _gpt2_unit(s, spec)
+        else:
+            key = (spec["rung"], spec["regime"])
+            if key not in tasks:
+                tasks[key] = build_task(s, *key)
+            frame = _sim_unit(s, spec, tasks[key])
         return frame.assign(rung=spec["rung"], regime=spec["regime"], method=spec["method"])
 
     return run_units(specs, compute, store, "ladder", executor)
@@ -205,8 +217,7 @@ def claim_effects(df: pd.DataFrame, s: Settings) -> list[dict]:
     """One record per (rung, regime, claim): effect, 95% CI half-width, verdict."""
     out = []
     for (rung, regime), part in df.groupby(["rung", "regime"], sort=False):
-        steps = s.gpt2_steps if rung == "gpt2" else s.steps
-        cp = checkpoints(steps - 1, 1) if rung == "gpt2" else checkpoints(s.steps, s.log_every)
+        cp = rung_checkpoints(s, rung)
         half, end = cp["half"], cp["end"]
         ent = _at(part, half, "entropy")
         geo = _at(part, end, "geometry")
@@ -265,8 +276,7 @@ def ordering_predictions(df: pd.DataFrame, s: Settings, rng: np.random.Generator
         for r1, g1 in predecessors(cell_list, i):
             a_df, b_df = df[(df.rung == r1) & (df.regime == g1)], df[(df.rung == r2) & (df.regime == g2)]
             for frac in ("quarter", "half", "end"):
-                steps = [checkpoints(s.gpt2_steps - 1, 1)[frac] if r == "gpt2"
-                         else checkpoints(s.steps, s.log_every)[frac] for r in (r1, r2)]
+                steps = [rung_checkpoints(s, r)[frac] for r in (r1, r2)]
                 for metric in ("entropy", "pass@1"):
                     ta = _at(a_df, steps[0], metric)[list(METHODS)]
                     tb = _at(b_df, steps[1], metric)[list(METHODS)]
@@ -355,7 +365,7 @@ def effects_figure(effects: list[dict], path: Path) -> Path:
 
 def cell_name(rung: str, regime: str, s: Settings) -> str:
     """What a verdict holds in: regime (where the rung has one), rung and optimizer."""
-    optimizer = "AdamW (the bridge's)" if rung == "gpt2" else s.optimizer
+    optimizer = optimizer_of(rung, s)
     return f"{regime} regime, {rung} rung, {optimizer}" if regime != "-" else f"{rung} rung, {optimizer}"
 
 
@@ -365,7 +375,6 @@ def main(argv: list[str] | None = None) -> int:
     df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     effects = claim_effects(df, settings)
     predicted = sign_predictions(effects)
-    tag = f"{settings.optimizer}"
     for e in effects:
         v = "n/a (not measurable)" if e["ok"] is None else verdict(bool(e["ok"]))
         print(f"[{cell_name(e['rung'], e['regime'], settings)}] {e['claim']} {CLAIMS[e['claim']]}: {v} "
@@ -373,7 +382,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{predicted[(e['rung'], e['regime'], e['claim'])]})")
     orders = pd.DataFrame(ordering_predictions(df, settings, np.random.default_rng(0)))
     for o in orders.itertuples():
-        print(f"[{o.source} -> {o.target}, {tag}] the ordering of the methods by {o.metric} at the {o.checkpoint} checkpoint "
+        optimizers = " -> ".join(optimizer_of(cell.split(" (")[0], settings) for cell in (o.source, o.target))
+        print(f"[{o.source} -> {o.target}, {optimizers}] the ordering of the methods by {o.metric} at the {o.checkpoint} checkpoint "
               f"is predicted: {verdict(bool(o.predicted))} (Kendall tau {o.tau:+.2f}, 95% CI [{o.lo:+.2f}, {o.hi:+.2f}])")
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)

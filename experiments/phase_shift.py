@@ -28,8 +28,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                llm_task, parse_settings, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+                                executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -38,7 +38,7 @@ from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task  # noqa: E40
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     gammas: str = "0,1,2,3"
     lam_negs: str = "0.25,0.5,1,1.5"
     seeds: int = 4
@@ -48,10 +48,6 @@ class Settings:
     n_answers: int = 32
     n_correct: int = 3
     difficulty: str = "mixed"
-    llm_n_prompts: int = 64
-    llm_n_answers: int = 2048
-    llm_n_correct: int = 32
-    llm_width: int = 8
     G: int = 16
     window: int = 50  # steps trained from each starting state
     warm_steps: int = 300  # GRPO steps to reach the late-phase checkpoint

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                llm_task, parse_settings, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+                                executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -47,7 +47,7 @@ FAMILIES = ("sign_scaled", "sign_balanced")
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     n_balances: int = 5
     seeds: int = 3
     regimes: tuple[str, ...] = ("llm", "toy")
@@ -60,10 +60,6 @@ class Settings:
     n_correct: int = 3
     difficulty: str = "mixed"
     width: int = 16
-    llm_n_prompts: int = 64
-    llm_n_answers: int = 2048
-    llm_n_correct: int = 32
-    llm_width: int = 8
     G: int = 16
     steps: int = 300
     log_every: int = 20

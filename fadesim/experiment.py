@@ -21,11 +21,24 @@ def check_axes(experiment: str, **axes: tuple[tuple[str, ...], Any]) -> None:
             raise ValueError(f"{experiment}: {name} must be a non-empty subset of {list(known)}; got {list(values)}")
 
 
+@dataclasses.dataclass(frozen=True)
+class LLMRegimeSettings:
+    """The llm regime's task sizes, shared by the experiments' Settings (each may override the defaults)."""
+
+    llm_n_prompts: int = 64
+    llm_n_answers: int = 2048
+    llm_n_correct: int = 32
+    llm_width: int = 8  # linear_softmax's feature width
+
+
 def llm_task(settings: Any, name: str, seed: int = 0) -> Any:
     """The llm regime's task ``name`` at an experiment's llm_n_prompts / llm_n_answers / llm_n_correct (and
-    llm_width, for linear_softmax)."""
+    llm_width, for linear_softmax); the chain's llm preset has its own sequence space (T = 4, V = 8, 3 correct),
+    so it takes only llm_n_prompts."""
     from fadesim.tasks import make_task
 
+    if name == "chain":
+        return make_task("chain", regime="llm", n_prompts=settings.llm_n_prompts, seed=seed)
     kw = dict(n_prompts=settings.llm_n_prompts, n_answers=settings.llm_n_answers, n_correct=settings.llm_n_correct)
     if name == "linear_softmax":
         kw["width"] = settings.llm_width
