@@ -37,6 +37,7 @@ from fadesim.tasks import make_task  # noqa: E402
 
 N, K, G, STEPS = 512, 32, 16, 200
 KS = (32, 512, 4096)
+BALANCES = [float(b) for b in np.linspace(-1, 1, 21)]  # the full sign-axis sweep's 21 balances
 
 
 def python_loop(task, steps: int, lr: float = 0.02, seed: int = 0) -> None:
@@ -69,19 +70,21 @@ def timed(fn) -> float:
     return time.perf_counter() - t
 
 
-def _sweep_cfg(steps: int) -> SimConfig:
+def sweep_config(steps: int) -> SimConfig:
+    """The full sign-axis sweep's configuration (sign_balanced, G = 16, adam), also run by scripts/gpu_smoke.sh."""
     return SimConfig(advantage="sign_balanced", G=G, steps=steps, log_every=50 if steps % 50 == 0 else steps,
                      optimizer="adam", lr=0.02)
 
 
-def _task(n_answers: int = K):
+def bandit_task(n_answers: int = K):
+    """The benchmark's bandit: 512 prompts, K answers (3 correct), mixed difficulty."""
     return make_task("bandit", n_prompts=N, n_answers=n_answers, n_correct=3, difficulty="mixed", seed=0)
 
 
 def _devices_child(steps: int) -> dict:
     """In a process that sees 2 virtual CPU devices: the full sweep on 1 and on 2 of them, after compiling."""
-    task, cfg = _task(), _sweep_cfg(steps)
-    sweep, seeds = {"balance": list(np.linspace(-1, 1, 21))}, list(range(8))
+    task, cfg = bandit_task(), sweep_config(steps)
+    sweep, seeds = {"balance": BALANCES}, list(range(8))
     out = {}
     for n in (1, 2):
         simulate(task, cfg, seeds=seeds, sweep=sweep, devices=n)  # compile
@@ -90,10 +93,10 @@ def _devices_child(steps: int) -> dict:
 
 
 def _unit_compute(steps: int):
-    task, cfg = _task(), _sweep_cfg(steps)
+    task, cfg = bandit_task(), sweep_config(steps)
 
     def compute(spec):
-        return simulate(task, cfg, seeds=[spec["seed"]], sweep={"balance": list(np.linspace(-1, 1, 21))}).to_frame()
+        return simulate(task, cfg, seeds=[spec["seed"]], sweep={"balance": BALANCES}).to_frame()
 
     return compute
 
@@ -163,7 +166,7 @@ def main() -> int:
     print(f"bandit N={N}, G={G}, {STEPS} steps = {rollouts:,} rollouts per run, at K = {', '.join(map(str, KS))}")
     print(f"{'K':>5s} {'way':28s} {'seconds/run':>12s} {'rollouts/s':>14s} {'vs loop':>9s} {'vs numpy':>9s}")
     for n_answers in KS:
-        task = _task(n_answers)
+        task = bandit_task(n_answers)
         t_loop = timed(lambda: python_loop(task, args.loop_steps)) * STEPS / args.loop_steps
         ref_cfg = cfg.replace(steps=args.reference_steps, log_every=args.reference_steps)
         t_ref = timed(lambda: simulate_reference(task, ref_cfg, seed=0, dtype=np.float32)) * STEPS / args.reference_steps
@@ -182,10 +185,10 @@ def main() -> int:
     print(f"cost of one run-step (jit + vmap): K = {KS[-1]} / K = {KS[0]} = {per_step[KS[-1]] / per_step[KS[0]]:.1f}x "
           f"(K is {KS[-1] // KS[0]}x)")
 
-    task = _task()
+    task = bandit_task()
     seeds8 = list(range(8))
-    balances = list(np.linspace(-1, 1, 21))
-    sweep_cfg = _sweep_cfg(args.sweep_steps)
+    balances = BALANCES
+    sweep_cfg = sweep_config(args.sweep_steps)
     t_compile_and_run = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
     t_sweep = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
     total = 21 * 8 * N * G * args.sweep_steps

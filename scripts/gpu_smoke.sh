@@ -87,13 +87,12 @@ stamp "bridge_$BACKEND" "$(( $(date +%s) - t0 ))s"
 t0=$(date +%s)
 python3 - "$OUT_DIR" "$SWEEP_STEPS" "$SWEEP_SEEDS" <<'PY'
 import json, sys, time
-import jax, numpy as np
-from fadesim.sim import SimConfig, simulate
-from fadesim.tasks import make_task
+import jax
+from benchmarks.simulator import BALANCES, bandit_task, sweep_config  # the benchmark's full sign-axis sweep
+from fadesim.sim import simulate
 out, steps, n_seeds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-task = make_task("bandit", n_prompts=512, n_answers=32, n_correct=3, seed=0)
-cfg = SimConfig(advantage="sign_balanced", G=16, steps=steps, log_every=max(1, steps // 10), optimizer="adam", lr=0.02)
-sweep = {"balance": list(np.linspace(-1, 1, 21))}
+task, cfg = bandit_task(), sweep_config(steps)
+sweep = {"balance": BALANCES}
 t = time.time(); simulate(task, cfg, seeds=list(range(n_seeds)), sweep=sweep); first = time.time() - t
 t = time.time(); res = simulate(task, cfg, seeds=list(range(n_seeds)), sweep=sweep); run = time.time() - t
 rollouts = 21 * n_seeds * 512 * 16 * steps
