@@ -8,6 +8,12 @@ seeds. Everything is then re-run on disjoint *held-out* seeds and reported there
 its schedule (frozen at the explore or the exploit end), with the focal part the refined defaults leave out,
 without its sign part, and the DESIGN.md section 5 constants (fade_design).
 
+FADE is tuned like the baselines: its negative-weight schedule (lam_neg_explore -> lam_neg_exploit) gets a grid of
+``len(FADE_GRID)`` = 4 settings, the size of the largest static grid (w_reinforce's lam), chosen on the same
+tuning seeds by the same criterion. The ablations are variations of the registry defaults, not of the tuned
+setting. Tuning and held-out seeds of one (cell, advantage) run in one compiled program (the seeds are vmapped;
+a seed's run does not depend on which other seeds share it, up to float32 rounding on chain) and are split after.
+
 Claim checked: FADE reaches peak pass@1 earlier than the best static baseline. Every verdict names its regime
 (``fadesim.tasks.regimes``: toy with easy / mixed / hard prompt sets, llm with its calibrated set), optimizer
 (adam_shared / adam) and task; FADE and every baseline get the same tuning seeds and grid budget in each cell.
@@ -30,8 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, check_axes, ci95, executor_from_args,  # noqa: E402
-                                parse_settings, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+                                executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -63,16 +69,17 @@ FADE_VARIANTS: dict[str, dict[str, float]] = {
     "fade_with_focal": {"gamma_explore": 2.0},  # the focal part the refined default leaves out
     "fade_no_sign": {"lam_neg_explore": 1.0, "lam_neg_exploit": 1.0},  # no sign weighting
 }
+#: FADE's tuning grid: (lam_neg_explore, lam_neg_exploit) pairs, zipped; the registry default is the second
+FADE_GRID: tuple[tuple[float, float], ...] = ((0.1, 0.5), (0.25, 0.75), (0.5, 1.0), (1.0, 0.25))
 QUICK_BASELINES = ("grpo", "dr_grpo", "w_reinforce", "focal", "risk_sensitive", "pass_at_k")
 
 
 @dataclass(frozen=True)
-class Settings:
+class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     regimes: tuple[str, ...] = ("toy",)
     optimizers: tuple[str, ...] = ("adam_shared",)
     tasks: str = "bandit"
     difficulties: str = "mixed,hard"  # the toy regime's prompt sets; the llm regime uses its calibrated one
-    llm_n_prompts: int = 64
     baselines: str = ",".join(QUICK_BASELINES)
     tune_seeds: int = 2
     eval_seeds: int = 8
@@ -94,8 +101,8 @@ LLM_SET = "calibrated"
 
 
 def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
-    if regime == "llm":  # the regime gives the answer space (or chain's T = 4, V = 8) and the difficulty
-        return make_task(name, regime="llm", n_prompts=s.llm_n_prompts, seed=0)
+    if regime == "llm":  # the regime gives the prior and the difficulty (chain: its own T = 4, V = 8 preset)
+        return llm_task(s, name, seed=0)
     if name == "chain":
         return make_task("chain", n_prompts=s.n_prompts, length=4, vocab=8, n_correct=3, difficulty=difficulty, seed=0)
     return make_task(name, n_prompts=s.n_prompts, n_answers=32, n_correct=3, difficulty=difficulty, seed=0)
@@ -105,15 +112,33 @@ def _prompt_sets(s: Settings, regime: str) -> list[str]:
     return s.difficulties.split(",") if regime == "toy" else [LLM_SET]
 
 
+def _fade_configs() -> list[tuple[str, dict[str, float]]]:
+    """FADE's configurations, in order: the tuning grid (method "fade"), then each ablation (its own method)."""
+    grid = [("fade", {"lam_neg_explore": a, "lam_neg_exploit": b}) for a, b in FADE_GRID]
+    return grid + [(name, overrides) for name, overrides in FADE_VARIANTS.items() if name != "fade"]
+
+
 def _fade_sweep() -> dict[str, list[float]]:
-    """The schedule constants of each FADE variant (registry defaults plus its overrides), zipped in the order
-    of FADE_VARIANTS: configuration i of the FADE unit is variant i."""
-    keys = sorted({k for overrides in FADE_VARIANTS.values() for k in overrides})
-    return {k: [float(overrides.get(k, _FADE[k])) for overrides in FADE_VARIANTS.values()] for k in keys}
+    """The schedule constants of each FADE configuration (registry defaults plus its overrides), zipped in the
+    order of ``_fade_configs``: configuration i of the FADE unit is entry i."""
+    configs = _fade_configs()
+    keys = sorted({k for _, overrides in configs for k in overrides})
+    return {k: [float(overrides.get(k, _FADE[k])) for _, overrides in configs] for k in keys}
+
+
+def tune_seeds(s: Settings) -> list[int]:
+    return list(range(s.tune_seeds))
+
+
+def eval_seeds(s: Settings) -> list[int]:
+    """Held-out seeds: disjoint from the tuning seeds by construction (they start at 1000)."""
+    if s.tune_seeds > 1000:
+        raise ValueError(f"tune_seeds = {s.tune_seeds} would overlap the held-out seeds, which start at 1000")
+    return list(range(1000, 1000 + s.eval_seeds))
 
 
 def _runs(s: Settings) -> list[dict]:
-    """One unit per (regime, optimizer, task, prompt set, advantage, static K) x (tuning or held-out seeds)."""
+    """One unit per (regime, optimizer, task, prompt set, advantage, static K), tuning and held-out seeds together."""
     units = []
     for regime in s.regimes:
         for optimizer in s.optimizers:
@@ -126,11 +151,11 @@ def _runs(s: Settings) -> list[dict]:
                         for static in statics:
                             units.append({**cell, "advantage": adv, "static": static,
                                           "sweep": {k: v for k, v in grid.items() if k != "K"}})
-                    # FADE and its ablations differ only in numeric schedule constants: one unit, one compiled
-                    # program, the variants zipped along its vmapped sweep axis
-                    units.append({**cell, "advantage": "fade", "variants": list(FADE_VARIANTS), "static": {},
-                                  "sweep": _fade_sweep()})
-    return [dict(u, seeds=split, **{"settings": dataclasses.asdict(s)}) for u in units for split in ("tune", "eval")]
+                    # FADE's grid and its ablations differ only in numeric schedule constants: one unit, one
+                    # compiled program, the configurations zipped along its vmapped sweep axis
+                    units.append({**cell, "advantage": "fade", "variants": [m for m, _ in _fade_configs()],
+                                  "static": {}, "sweep": _fade_sweep()})
+    return [dict(u, settings=dataclasses.asdict(s)) for u in units]
 
 
 def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
@@ -140,19 +165,22 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
         key = (spec["task"], spec["difficulty"], spec["regime"])
         if key not in tasks:
             tasks[key] = _task(key[0], key[1], s, key[2])
-        seeds = range(s.tune_seeds) if spec["seeds"] == "tune" else range(1000, 1000 + s.eval_seeds)
+        seeds = tune_seeds(s) + eval_seeds(s)
         cfg = SimConfig(advantage=spec["advantage"], advantage_params=spec["static"], G=s.G, steps=s.steps,
                         log_every=s.log_every, optimizer=spec["optimizer"], lr=s.lr)
         cell = f"{spec['regime']} regime, {spec['task']}, {spec['optimizer']}"
-        df = simulate(tasks[key], cfg, seeds=list(seeds), sweep=spec["sweep"]).to_frame(
-            {"difficulty": spec["difficulty"], "split": spec["seeds"], "method": spec["advantage"],
-             "regime": spec["regime"], "cell": cell})
-        if spec["advantage"] == "fade":  # configuration i is variant i; each variant has one fixed setting
-            df["method"] = np.asarray(spec["variants"])[df.config_index.to_numpy()]
-            df["setting"] = "default"
-            return df
+        df = simulate(tasks[key], cfg, seeds=seeds, sweep=spec["sweep"]).to_frame(
+            {"difficulty": spec["difficulty"], "method": spec["advantage"], "regime": spec["regime"], "cell": cell})
+        df["split"] = np.where(df.seed.isin(tune_seeds(s)), "tune", "eval")
         hp = [f"{k}={v}" for k, v in spec["static"].items()]
         sweep_cols = list(spec["sweep"])
+        if spec["advantage"] == "fade":  # configuration i is entry i of _fade_configs
+            df["method"] = np.asarray(spec["variants"])[df.config_index.to_numpy()]
+            tuned = df.method == "fade"
+            df["setting"] = "default"
+            df.loc[tuned, "setting"] = [f"lam_neg_explore={a:g},lam_neg_exploit={b:g}" for a, b in
+                                        zip(df.lam_neg_explore[tuned], df.lam_neg_exploit[tuned])]
+            return df
         df["setting"] = df.apply(lambda row: ",".join(hp + [f"{c}={row[c]:g}" for c in sweep_cols]) or "default", axis=1)
         return df
 

@@ -1,5 +1,6 @@
 """Experiment scripts: verdict lines, figures, and kill-and-resume of a sweep."""
 
+import dataclasses
 import os
 import signal
 import subprocess
@@ -205,13 +206,22 @@ def test_fade_vs_static_llm_regime_cell(tmp_path, capsys):
     assert len(lines) == 1 and lines[0].startswith("[llm regime, bandit, adam, calibrated] ")
 
 
-def test_tuning_and_evaluation_use_disjoint_seeds():
-    import fade_vs_static
+def test_tuning_and_evaluation_use_disjoint_seeds_and_fade_gets_the_largest_static_grid():
+    import fade_vs_static as fvs
 
-    runs = fade_vs_static._runs(fade_vs_static.QUICK)
-    assert {r["seeds"] for r in runs} == {"tune", "eval"}
-    s = fade_vs_static.QUICK
-    assert set(range(s.tune_seeds)).isdisjoint(range(1000, 1000 + s.eval_seeds))
+    s = fvs.QUICK
+    assert set(fvs.tune_seeds(s)).isdisjoint(fvs.eval_seeds(s))
+    assert len(fvs.tune_seeds(s)) == s.tune_seeds and len(fvs.eval_seeds(s)) == s.eval_seeds
+    with pytest.raises(ValueError, match="tune_seeds = 1001"):
+        fvs.eval_seeds(dataclasses.replace(s, tune_seeds=1001))
+    # FADE's tuning budget is the largest static grid; the sweep entries line up with the method names
+    largest = max(len(values) for grid in fvs.GRIDS.values() for values in grid.values())
+    assert len(fvs.FADE_GRID) == largest
+    fade_unit = [u for u in fvs._runs(s) if u["advantage"] == "fade"][0]
+    assert fade_unit["variants"].count("fade") == len(fvs.FADE_GRID)
+    assert all(len(v) == len(fade_unit["variants"]) for v in fade_unit["sweep"].values())
+    default = fvs.FADE_GRID.index((fvs._FADE["lam_neg_explore"], fvs._FADE["lam_neg_exploit"]))
+    assert fade_unit["sweep"]["gamma_explore"][default] == fvs._FADE["gamma_explore"]
 
 
 def test_calibration_figure_fits_the_published_curve(tmp_path, capsys):
