@@ -18,8 +18,15 @@ Predictions: a rung predicts the next when the claim's effect has the same sign;
 methods by entropy and by pass@1 at each checkpoint is compared by Kendall tau, with a bootstrap 95% CI over
 seeds. The GPT-2 rung's pass@1 is the sampled reward on fresh prompts (its entropy: per token).
 
+A sixth rung, ``model``, runs only with ``--model DIR``: a real local checkpoint (a Hugging Face model
+directory with its tokenizer; nothing is downloaded) trained by the same bridge on the arithmetic task
+(a + b = ?, exact-match or math-verify reward), sampled by vLLM on a GPU (``--model-backend vllm``, the
+default; it refuses to start without CUDA) or by the HF sampler (``--model-backend hf``, CPU or GPU, slow).
+Its predecessor is the GPT-2 rung; its metrics are the bridge's, as there.
+
     python experiments/ladder.py            # --quick (default): toy regime, all five rungs
     python experiments/ladder.py --full     # more seeds and steps, both regimes where a rung has them
+    python experiments/ladder.py --model /models/Qwen2.5-0.5B-Instruct   # + the real checkpoint (GPU, vLLM)
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from tqdm.auto import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -44,6 +52,12 @@ from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
 from fadesim.tasks import REGIMES, make_task  # noqa: E402
 
 RUNGS = ("bandit", "linear_softmax", "chain", "neural", "gpt2")
+#: the real-checkpoint rung, added by --model DIR (never a default: it needs a checkpoint and, with vLLM, a GPU)
+MODEL_RUNG = "model"
+ALL_RUNGS = (*RUNGS, MODEL_RUNG)
+#: rungs trained by the LLM bridge (per-batch metrics, one row per step, AdamW)
+BRIDGE_RUNGS = ("gpt2", MODEL_RUNG)
+MODEL_BACKENDS = ("vllm", "hf")
 #: rungs that have the toy / llm regime presets (the neural and GPT-2 rungs have their own task)
 REGIME_RUNGS = ("bandit", "linear_softmax", "chain")
 METHODS = {
@@ -61,7 +75,7 @@ CLAIMS = {
     "C4": "FADE beats the best static advantage",
 }
 GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", "linear_softmax": "weight_norm", "neural": "weight_norm",
-            "gpt2": "weight_norm"}
+            "gpt2": "weight_norm", MODEL_RUNG: "weight_norm"}
 
 
 @dataclass(frozen=True)
@@ -86,15 +100,36 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     gpt2_steps: int = 40
     gpt2_seeds: int = 4
     gpt2_lr: float = 0.01
+    model: str = ""  # a local checkpoint directory: adds the model rung
+    model_backend: str = "vllm"
+    model_steps: int = 30
+    model_seeds: int = 4
+    model_lr: float = 1e-6
+    model_max_new_tokens: int = 16
+    model_max_operand: int = 99
+    model_prompts_per_step: int = 16
+    model_reward: str = "auto"  # auto | math | exact (llm_bridge.choose_reward)
+    model_gpu_memory_utilization: float = 0.3
+    model_vllm_dtype: str = "float32"  # the sampler computes the learner's (float32) distribution
+    model_off_policy: str = "none"  # none: refuse a batch whose sampler gap exceeds 1e-3; tis: correct for it
     bootstrap: int = 500
 
     def __post_init__(self) -> None:
-        check_axes("ladder", rungs=(self.rungs, RUNGS), regimes=(self.regimes, REGIMES),
-                   optimizer=((self.optimizer,), tuple(OPTIMIZERS)))
-        if self.seeds < 4 or self.gpt2_seeds < 4:
-            raise ValueError(f"ladder: need seeds >= 4 and gpt2_seeds >= 4 (half to choose FADE's opponent, half to "
-                             f"judge); got "
-                             f"{self.seeds}, {self.gpt2_seeds}")
+        if self.model and MODEL_RUNG not in self.rungs:  # --model DIR adds the rung (frozen: set it once here)
+            object.__setattr__(self, "rungs", (*self.rungs, MODEL_RUNG))
+        check_axes("ladder", rungs=(self.rungs, ALL_RUNGS), regimes=(self.regimes, REGIMES),
+                   optimizer=((self.optimizer,), tuple(OPTIMIZERS)), model_backend=((self.model_backend,), MODEL_BACKENDS),
+                   model_vllm_dtype=((self.model_vllm_dtype,), ("float32", "bfloat16", "float16")),
+                   model_off_policy=((self.model_off_policy,), ("none", "tis")))
+        if MODEL_RUNG in self.rungs and not self.model:
+            raise ValueError("ladder: the model rung needs a checkpoint: --model DIR (a local Hugging Face model "
+                             "directory with its tokenizer)")
+        if self.model and not Path(self.model).is_dir():
+            raise ValueError(f"ladder: --model {self.model!r} is not a directory (a local Hugging Face checkpoint; "
+                             "nothing is downloaded)")
+        if self.seeds < 4 or self.gpt2_seeds < 4 or self.model_seeds < 4:
+            raise ValueError(f"ladder: need seeds, gpt2_seeds and model_seeds >= 4 (half to choose FADE's opponent, "
+                             f"half to judge); got {self.seeds}, {self.gpt2_seeds}, {self.model_seeds}")
         if self.steps % self.log_every or self.steps < 4 * self.log_every:
             raise ValueError(f"ladder: steps ({self.steps}) must be a multiple of log_every ({self.log_every}) "
                              "and at least 4 log intervals (checkpoints at 1/4, 1/2 and the end)")
@@ -113,13 +148,19 @@ def checkpoints(steps: int, log_every: int) -> dict[str, int]:
     return {"quarter": snap(steps / 4), "half": snap(steps / 2), "end": steps}
 
 
+def bridge_steps(s: Settings, rung: str) -> int:
+    return s.gpt2_steps if rung == "gpt2" else s.model_steps
+
+
 def rung_checkpoints(s: Settings, rung: str) -> dict[str, int]:
-    """A rung's checkpoints: the simulator's logging grid, or every GPT-2 step (rows 0 .. gpt2_steps - 1)."""
-    return checkpoints(s.gpt2_steps - 1, 1) if rung == "gpt2" else checkpoints(s.steps, s.log_every)
+    """A rung's checkpoints: the simulator's logging grid, or every bridge step (rows 0 .. steps - 1)."""
+    if rung in BRIDGE_RUNGS:
+        return checkpoints(bridge_steps(s, rung) - 1, 1)
+    return checkpoints(s.steps, s.log_every)
 
 
 def optimizer_of(rung: str, s: Settings) -> str:
-    return "AdamW (the bridge's)" if rung == "gpt2" else s.optimizer
+    return "AdamW (the bridge's)" if rung in BRIDGE_RUNGS else s.optimizer
 
 
 def cells(s: Settings) -> list[tuple[str, str]]:
@@ -147,16 +188,30 @@ def _sim_unit(s: Settings, spec: dict, task) -> pd.DataFrame:
     return df[["seed", "step", "entropy", "pass@1", "pass@1_hard", "ess", "geometry"]]
 
 
-def _gpt2_unit(s: Settings, spec: dict) -> pd.DataFrame:
+def _bridge():
     try:
         from fadesim.bridge.backends import HFBackend
-        from fadesim.bridge.tasks import CopyTask
-        from fadesim.bridge.tokenizer import CharTokenizer
         from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
-        from llm_bridge import tiny_model
     except ImportError as err:
-        raise ImportError("the gpt2 rung needs the LLM bridge: pip install -e '.[bridge]' (or leave gpt2 out of "
-                          "--rungs)") from err
+        raise ImportError("the gpt2 and model rungs need the LLM bridge: pip install -e '.[bridge]' (or leave them "
+                          "out of --rungs)") from err
+    return HFBackend, BridgeConfig, BridgeTrainer
+
+
+def _bridge_frame(seed: int, rows: list[dict]) -> pd.DataFrame:
+    # row k is the batch sampled after k - 1 updates: its entropy and reward are the policy's at step k - 1
+    return pd.DataFrame({"seed": seed, "step": [r["step"] - 1 for r in rows],
+                         "entropy": [r["entropy"] for r in rows], "pass@1": [r["reward_mean"] for r in rows],
+                         "pass@1_hard": np.nan, "ess": [r["ess"] for r in rows],
+                         "geometry": [r["weight_norm"] for r in rows]})
+
+
+def _gpt2_unit(s: Settings, spec: dict) -> pd.DataFrame:
+    HFBackend, BridgeConfig, BridgeTrainer = _bridge()
+    from fadesim.bridge.tasks import CopyTask
+    from fadesim.bridge.tokenizer import CharTokenizer
+    from llm_bridge import tiny_model
+
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
     name, params = METHODS[spec["method"]]
@@ -164,30 +219,85 @@ def _gpt2_unit(s: Settings, spec: dict) -> pd.DataFrame:
     cfg = BridgeConfig(advantage=name, advantage_params=params, G=s.G, prompts_per_step=16, lr=s.gpt2_lr,
                        seed=spec["seed"])
     trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
-    rows = [trainer.step() for _ in range(s.gpt2_steps)]
-    # row k is the batch sampled after k - 1 updates: its entropy and reward are the policy's at step k - 1
-    return pd.DataFrame({"seed": spec["seed"], "step": [r["step"] - 1 for r in rows],
-                         "entropy": [r["entropy"] for r in rows], "pass@1": [r["reward_mean"] for r in rows],
-                         "pass@1_hard": np.nan, "ess": [r["ess"] for r in rows],
-                         "geometry": [r["weight_norm"] for r in rows]})
+    return _bridge_frame(spec["seed"], [trainer.step() for _ in range(s.gpt2_steps)])
+
+
+def model_device(s: Settings) -> str:
+    """Where the model rung trains: CUDA when present; vLLM refuses to run without it."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if s.model_backend == "vllm":
+        raise RuntimeError("ladder: the model rung samples with vLLM, which needs a GPU (none is visible to torch); "
+                           "--model-backend hf runs it with the HF sampler on CPU (slow)")
+    return "cpu"
+
+
+class ModelRung:
+    """The real-checkpoint rung: one tokenizer, reward and (with vLLM) one engine for all its units; each unit
+    loads fresh float32 weights and trains them with the bridge (the engine is synced from them every step)."""
+
+    def __init__(self, s: Settings):
+        HFBackend, self.BridgeConfig, self.BridgeTrainer = _bridge()
+        from fadesim.bridge.backends import VLLMBackend
+        from fadesim.bridge.tasks import ArithmeticTask
+        from fadesim.bridge.tokenizer import HFTokenizer
+        from llm_bridge import choose_reward
+
+        self.s, self.device = s, model_device(s)
+        self.tok = HFTokenizer.from_pretrained(s.model)
+        self.task = ArithmeticTask(max_operand=s.model_max_operand)
+        try:
+            self.reward_fn, self.reward_name = choose_reward(s.model_reward)
+        except SystemExit as err:
+            raise ValueError(str(err)) from err
+        if s.model_backend == "vllm":
+            engine = VLLMBackend(s.model, self.tok, max_new_tokens=s.model_max_new_tokens,
+                                 gpu_memory_utilization=s.model_gpu_memory_utilization, dtype=s.model_vllm_dtype)
+            self.make_backend = lambda model: engine
+        else:  # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong completion)
+            self.make_backend = lambda model: HFBackend(model, self.tok, max_new_tokens=s.model_max_new_tokens,
+                                                        min_new_tokens=0)
+
+    def unit(self, spec: dict) -> pd.DataFrame:
+        from llm_bridge import load_model
+
+        s = self.s
+        name, params = METHODS[spec["method"]]
+        model = load_model(s.model, self.device)
+        cfg = self.BridgeConfig(advantage=name, advantage_params=params, G=s.G, lr=s.model_lr, seed=spec["seed"],
+                                prompts_per_step=s.model_prompts_per_step,
+                                off_policy=None if s.model_off_policy == "none" else s.model_off_policy)
+        trainer = self.BridgeTrainer(model, self.make_backend(model), self.task, reward_fn=self.reward_fn, config=cfg)
+        rows = []
+        for _ in tqdm(range(s.model_steps), desc=f"model rung, {spec['method']} seed {spec['seed']}", leave=False):
+            rows.append(trainer.step())
+        return _bridge_frame(spec["seed"], rows)
 
 
 def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd.DataFrame:
     """One unit per (rung, regime, method) on the simulator rungs (all seeds in one vmapped call), one per
     (method, seed) on GPT-2. Resumable."""
     specs = []
+    bridge_seeds = {"gpt2": s.gpt2_seeds, MODEL_RUNG: s.model_seeds}
     for rung, regime in cells(s):
         for method in METHODS:
-            seeds = range(s.gpt2_seeds) if rung == "gpt2" else [None]
+            seeds = range(bridge_seeds[rung]) if rung in BRIDGE_RUNGS else [None]
             for seed in seeds:
                 specs.append({"experiment": "ladder", "rung": rung, "regime": regime, "method": method, "seed": seed,
                               **dataclasses.asdict(s)})
 
     tasks: dict[tuple[str, str], object] = {}  # one task per (rung, regime), shared by its five methods
+    model_rung: list[ModelRung] = []  # built on the first model unit that is not already stored
 
     def compute(spec: dict) -> pd.DataFrame:
         if spec["rung"] == "gpt2":
             frame = _gpt2_unit(s, spec)
+        elif spec["rung"] == MODEL_RUNG:
+            if not model_rung:
+                model_rung.append(ModelRung(s))
+            frame = model_rung[0].unit(spec)
         else:
             key = (spec["rung"], spec["regime"])
             if key not in tasks:
@@ -200,9 +310,9 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
 # ------------------------------------------------------------------------------------------------ analysis
 def _at(df: pd.DataFrame, step: int, metric: str) -> pd.DataFrame:
-    """(seed x method) table of ``metric`` at ``step`` (the GPT-2 rung: mean over the 5 logged steps up to it,
-    its per-batch metrics being noisy)."""
-    if df.rung.iloc[0] == "gpt2":
+    """(seed x method) table of ``metric`` at ``step`` (the bridge rungs: mean over the 5 logged steps up to it,
+    their per-batch metrics being noisy)."""
+    if df.rung.iloc[0] in BRIDGE_RUNGS:
         part = df[(df.step > step - 5) & (df.step <= step)]
     else:
         part = df[df.step == step]

@@ -431,20 +431,43 @@ def test_math_verify_reward_parses_and_never_evaluates():
     assert math_verify_reward("__import__('os').getcwd()", "12") == 0.0
 
 
-def test_the_ladders_gpt2_rung_trains_every_method_with_the_bridge(tmp_path, capsys):
+def test_the_ladders_bridge_rungs_train_every_method(saved_tiny_model, tmp_path, monkeypatch):
+    """The GPT-2 rung, and the model rung on a saved checkpoint with the HF sampler on CPU (on a GPU machine the
+    same rung samples with vLLM); the model rung is predicted by the GPT-2 rung."""
     import sys
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
     import ladder
 
-    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=3, gpt2_seeds=4)
-    df = ladder.run_sweep(s, ladder.ResultStore(tmp_path))
-    assert set(df.method) == set(ladder.METHODS) and sorted(df.seed.unique()) == [0, 1, 2, 3]
-    assert sorted(df.step.unique()) == [0, 1, 2]  # row k: the policy after k updates
-    effects = {e["claim"]: e for e in ladder.claim_effects(df, s)}
-    assert effects["C3"]["ok"] is None  # no exact per-prompt pass rates on GPT-2
-    assert all(np.isfinite(effects[c]["effect"]) for c in ("C1", "C2", "C4"))
+    path, _ = saved_tiny_model
+    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=3, gpt2_seeds=4, model=str(path), model_backend="hf",
+                        model_steps=3, model_max_new_tokens=3, model_max_operand=9, model_prompts_per_step=4,
+                        model_lr=1e-2, model_reward="exact")
+    assert s.rungs == ("gpt2", "model")  # --model DIR adds the rung
+    df = ladder.run_sweep(s, ladder.ResultStore(tmp_path / "res"))
+    for rung in ("gpt2", "model"):
+        part = df[df.rung == rung]
+        assert set(part.method) == set(ladder.METHODS) and sorted(part.seed.unique()) == [0, 1, 2, 3]
+        assert sorted(part.step.unique()) == [0, 1, 2]  # row k: the policy after k updates
+        assert np.isfinite(part[["entropy", "pass@1", "geometry"]].to_numpy()).all()
+    effects = ladder.claim_effects(df, s)
+    by = {(e["rung"], e["claim"]): e for e in effects}
+    assert by[("gpt2", "C3")]["ok"] is None and by[("model", "C3")]["ok"] is None  # no exact per-prompt pass rates
+    assert all(np.isfinite(by[(r, c)]["effect"]) for r in ("gpt2", "model") for c in ("C1", "C2", "C4"))
+    predicted = ladder.sign_predictions(effects)
+    assert "(from gpt2" in predicted[("model", "-", "C1")]
+    assert ladder.optimizer_of("model", s) == "AdamW (the bridge's)"
+
+    with pytest.raises(ValueError, match="the model rung needs a checkpoint: --model DIR"):
+        ladder.Settings(rungs=("gpt2", "model"))
+    with pytest.raises(ValueError, match="is not a directory"):
+        ladder.Settings(model=str(tmp_path / "missing"))
+    with pytest.raises(ValueError, match="model_backend must be a non-empty subset"):
+        ladder.Settings(model=str(path), model_backend="sglang")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(RuntimeError, match="vLLM, which needs a GPU"):
+        ladder.ModelRung(ladder.Settings(model=str(path)))
 
 
 def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
