@@ -4,7 +4,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from fadesim.sim import simulate, simulate_reference, step_uniforms
+from fadesim.sim import SimConfig, simulate, simulate_reference, step_uniforms
+from fadesim.tasks import make_task
 
 
 def assert_jax_equals_numpy(task, cfg, seed, *, rtol, atol):
@@ -16,3 +17,28 @@ def assert_jax_equals_numpy(task, cfg, seed, *, rtol, atol):
     assert set(res.metrics) == set(ref.metrics)
     for name in ref.metrics:
         np.testing.assert_allclose(res.metrics[name], ref.metrics[name], rtol=rtol, atol=atol, err_msg=name)
+
+
+#: short runs on a tabular, a shared-weight, a sequence and the neural task (the XLA-level check)
+SHORT_RUN_TASKS = {"bandit": dict(n_prompts=16, n_answers=8, n_correct=2),
+                   "linear_softmax": dict(n_prompts=16, n_answers=8, n_correct=2, width=6),
+                   "chain": dict(n_prompts=12, length=3, vocab=5, n_correct=2),
+                   "neural": dict(n_prompts=16, length=2, vocab=4, width=8)}
+
+
+def short_runs() -> dict[str, np.ndarray]:
+    """'task/metric' -> metrics of a 20-step FADE run (two seeds) on each of SHORT_RUN_TASKS."""
+    out = {}
+    for name, kw in SHORT_RUN_TASKS.items():
+        res = simulate(make_task(name, seed=0, **kw), SimConfig(advantage="fade", G=8, steps=20, log_every=10),
+                       seeds=[0, 1])
+        out.update({f"{name}/{m}": np.asarray(v) for m, v in res.metrics.items()})
+    return out
+
+
+def short_runs_npz() -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    np.savez(buf, **short_runs())
+    return buf.getvalue()

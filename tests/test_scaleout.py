@@ -59,7 +59,8 @@ SHARDED = textwrap.dedent("""
 
 
 def test_sharded_sweep_equals_the_one_device_sweep_on_two_virtual_devices():
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2", "JAX_PLATFORMS": "cpu"}
+    env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2",
+           "JAX_PLATFORMS": "cpu"}
     proc = subprocess.run([sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     import json

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from fadesim.sim import SimConfig, simulate, simulate_reference
 from fadesim.tasks import Beta, Empirical, Mixture, PointMass, fit_beta, make_task
-from tests.simulators import assert_jax_equals_numpy
+from tests.simulators import assert_jax_equals_numpy, short_runs
 
 TASKS = {
     "bandit": dict(n_prompts=16, n_answers=8, n_correct=2, seed=0),
@@ -28,6 +28,30 @@ CONFIGS = [
 @pytest.mark.parametrize("cfg", CONFIGS, ids=lambda c: c.advantage)
 def test_numpy_and_jax_trajectories_are_identical_given_the_same_draws(task_name, cfg):
     assert_jax_equals_numpy(make_task(task_name, **TASKS[task_name]), cfg, 7, rtol=1e-5, atol=1e-5)
+
+
+def test_the_suites_xla_optimisation_level_computes_the_default_levels_numbers():
+    """conftest compiles the suite's jax programs at LLVM level 0 (speed only); a subprocess at XLA's default
+    level runs the same short simulations, which must agree to float32 rounding."""
+    import io
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import TEST_XLA_FLAG
+
+    ROOT = Path(__file__).resolve().parents[1]
+    default = os.environ.get("XLA_FLAGS", "").replace(TEST_XLA_FLAG, "").strip()
+    script = "import sys; from tests.simulators import short_runs_npz; sys.stdout.buffer.write(short_runs_npz())"
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "XLA_FLAGS": default, "FADESIM_XLA_OPT": "default"})
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    theirs = np.load(io.BytesIO(proc.stdout))
+    here = short_runs()  # the same runs in this process, at the suite's level
+    assert sorted(here) == sorted(theirs.files) and len(here) > 20
+    for key in here:
+        np.testing.assert_allclose(here[key], theirs[key], rtol=2e-5, atol=2e-6, err_msg=key)
 
 
 def test_jitted_sweep_equals_each_configuration_alone():
