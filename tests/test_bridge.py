@@ -52,7 +52,9 @@ def _first_position_eos_probability(tr):
     return float(torch.softmax(logits[:, ro.prompt_length - 1].float(), -1)[:, tr.backend.tokenizer.eos_token_id].mean())
 
 
-@pytest.mark.parametrize("advantage,params", [("grpo", {}), ("w_reinforce", {"lam": 0.1})])
+# grpo is slow-marked: the default run's w_reinforce(0.1) covers the same trainer path, and is the harder case
+@pytest.mark.parametrize("advantage,params", [pytest.param("grpo", {}, marks=pytest.mark.slow),
+                                              ("w_reinforce", {"lam": 0.1})])
 def test_training_raises_the_reward_on_the_copy_task_without_collapsing_onto_eos(advantage, params):
     """The sampler is the model (eos allowed from the first token), so a negative-heavy advantage penalises
     the eos it samples instead of pushing mass into an eos the sampler never draws (the old min_new_tokens=1
@@ -441,7 +443,7 @@ def test_the_ladders_bridge_rungs_train_every_method(saved_tiny_model, tmp_path,
     import ladder
 
     path, _ = saved_tiny_model
-    s = ladder.Settings(rungs=("gpt2",), gpt2_steps=3, gpt2_seeds=4, model=str(path), model_backend="hf",
+    s = ladder.Settings(rungs=("gpt2",), G=4, gpt2_steps=3, gpt2_seeds=4, model=str(path), model_backend="hf",
                         model_steps=3, model_max_new_tokens=3, model_max_operand=9, model_prompts_per_step=4,
                         model_lr=1e-2, model_reward="exact")
     assert s.rungs == ("gpt2", "model")  # --model DIR adds the rung

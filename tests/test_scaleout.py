@@ -201,15 +201,16 @@ DRIVER = textwrap.dedent("""
         return pd.DataFrame({"u": [spec["u"]] * 3, "step": [0, 1, 2], "value": [spec["u"] * 10 + i for i in range(3)]})
 
     specs = [{"u": i} for i in range(16)]
-    table = run_units(specs, compute, ResultStore(sys.argv[1]), "units", Executor("ray", num_cpus=2))
+    # no address: start a local cluster (taken down with this driver); else join the cluster at that address
+    ray = Executor("ray", num_cpus=2) if len(sys.argv) < 4 else Executor("ray", address=sys.argv[3])
+    table = run_units(specs, compute, ResultStore(sys.argv[1]), "units", ray)
     table.to_csv(sys.argv[2], index=False)
 """)
 
 
 @pytest.mark.integration
 @pytest.mark.xdist_group("ray")
-def test_a_killed_ray_driver_resumes_without_duplicate_or_missing_rows(tmp_path):
-    pytest.importorskip("ray")
+def test_a_killed_ray_driver_resumes_without_duplicate_or_missing_rows(ray_cluster, tmp_path):
     script = tmp_path / "driver.py"
     script.write_text(DRIVER)
     store, table = tmp_path / "store", tmp_path / "table.csv"
@@ -226,8 +227,10 @@ def test_a_killed_ray_driver_resumes_without_duplicate_or_missing_rows(tmp_path)
     assert 3 <= done < 16, f"the kill landed after {done} of 16 units"
     for f in units.glob("*.csv"):
         assert len(pd.read_csv(f)) == 3  # every unit on disk is complete
-    rerun = subprocess.run([sys.executable, str(script), str(store), str(table)], capture_output=True, text=True,
-                           timeout=240)
+    # the rerun joins the module's running cluster (a new driver on a surviving cluster; one cluster start fewer)
+    address = ray_cluster.get_runtime_context().gcs_address
+    rerun = subprocess.run([sys.executable, str(script), str(store), str(table), address], capture_output=True,
+                           text=True, timeout=240)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     got = pd.read_csv(table)
     assert len(got) == 48 and not got.duplicated(["u", "step"]).any()
