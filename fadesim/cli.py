@@ -231,7 +231,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from fadesim.sim import SimConfig, simulate
     from fadesim.tasks import make_task
 
-    task_kw: dict[str, Any] = {"n_prompts": args.prompts, "difficulty": args.difficulty, "seed": args.task_seed}
+    task_kw: dict[str, Any] = {"n_prompts": args.prompts, "seed": args.task_seed}
+    if args.task != "neural":  # the neural task's difficulty comes from its network and rule (make_task's defaults)
+        task_kw["difficulty"] = args.difficulty
     if args.task in ("bandit", "linear_softmax"):
         task_kw.update(n_answers=args.answers, n_correct=args.correct)
     task = make_task(args.task, **task_kw)
@@ -241,8 +243,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     df = res.to_frame()
     last = df[df.step == df.step.max()]
     print(f"{args.name} on {args.task} ({args.prompts} prompts, G = {args.G}, {args.steps} steps, {args.seeds} seeds)")
-    for metric in ("pass@1", "pass@16", "pass@256", "entropy", "distinct_correct", "logit_norm",
-                   "positive_mass", "negative_mass", "sign_balance", "ess"):
+    metrics = ("pass@1", "pass@16", "pass@256", "entropy", "distinct_correct", "logit_norm", "weight_norm",
+               "positive_mass", "negative_mass", "sign_balance", "ess")
+    for metric in (m for m in metrics if m in df):  # logit_norm: tabular tasks; weight_norm: shared weights
         start = df[df.step == 0][metric].mean()
         print(f"  {metric:18s} start {start:9.4f}   end {last[metric].mean():9.4f} +- {last[metric].std(ddof=1) if len(last) > 1 else 0:.4f}")
     out = Path(args.out or f"simulate_{args.name}_{args.task}.png")
@@ -294,7 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="one quick simulated training run", description="Train a simulated "
                        "task with a registered advantage (JAX simulator) and print start/end metrics.")
     s.add_argument("name", help="registered advantage name")
-    s.add_argument("--task", default="bandit", choices=["bandit", "linear_softmax", "chain"])
+    s.add_argument("--task", default="bandit", choices=["bandit", "linear_softmax", "chain", "neural"],
+                   help="neural: an MLP policy over token sequences (make_task('neural') defaults; "
+                        "--answers, --correct and --difficulty do not apply)")
     s.add_argument("--param", action="append", metavar="K=V", help="advantage hyper-parameter, repeatable")
     s.add_argument("--prompts", type=int, default=128)
     s.add_argument("--answers", type=int, default=16)

@@ -186,7 +186,12 @@ def test_simulate(tmp_path, capsys):
     png = tmp_path / "sim.png"
     assert main(["simulate", "grpo", "--prompts", "16", "--steps", "40", "--seeds", "2", "--out", str(png)]) == 0
     out = capsys.readouterr().out
-    assert "pass@1" in out and png.exists()
+    assert "pass@1" in out and "logit_norm" in out and png.exists()
+    png = tmp_path / "neural.png"
+    assert main(["simulate", "grpo", "--task", "neural", "--prompts", "16", "--steps", "10", "--log-every", "5",
+                 "--seeds", "2", "--out", str(png)]) == 0
+    out = capsys.readouterr().out
+    assert "grpo on neural" in out and "weight_norm" in out and png.exists()
 
 
 @pytest.mark.parametrize("sub", [[], ["list"], ["card"], ["check"], ["simulate"]])
