@@ -15,6 +15,7 @@ moves probability to the already-likely answers.
 from __future__ import annotations
 
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a checkout
@@ -54,6 +55,7 @@ def directional_derivative(direction) -> sp.Expr:
     return sp.diff(entropy(moved), eta).subs(eta, 0)
 
 
+@lru_cache(maxsize=None)  # pure and slow (seconds of sympy); RESULTS.md, main() and the tests all read it
 def check_identities() -> dict[str, sp.Expr]:
     """Symbolic differences that must simplify to 0; returns them (tests assert each is 0)."""
     pi = softmax(theta)

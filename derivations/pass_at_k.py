@@ -71,7 +71,8 @@ DERIVATIONS = build()
 
 def main() -> None:
     for d in DERIVATIONS:
-        print(f"{d.label}: A+ = {sp.simplify(d.a_pos)}\n    A- = {sp.simplify(d.a_neg)}")
+        # factor, not simplify: the same factored form here, in 0.1 s instead of 4 s for pass@k's square roots
+        print(f"{d.label}: A+ = {sp.factor(d.a_pos)}\n    A- = {sp.factor(d.a_neg)}")
         print(f"    per rollout as G -> oo: +{d.limit_pos}, -{d.limit_neg}")
 
 

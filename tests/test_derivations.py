@@ -19,6 +19,9 @@ from fadesim.theory.entropy import entropy, expected_entropy_drift, sampled_step
 from fadesim.theory.signal import signal_under_beta
 
 ROOT = Path(__file__).resolve().parents[1]
+# one xdist worker runs this module, so the derivations' cached symbolic results (seconds of sympy each, read by
+# RESULTS.md, the scripts' mains and the tests below) are computed once
+pytestmark = pytest.mark.xdist_group("derivations")
 DERIVATIONS = make_results.all_derivations()
 IDS = [d.label for d in DERIVATIONS]
 
