@@ -31,18 +31,18 @@ def test_numpy_and_jax_trajectories_are_identical_given_the_same_draws(task_name
 
 
 def test_the_suites_xla_optimisation_level_computes_the_default_levels_numbers():
-    """conftest compiles the suite's jax programs at LLVM level 0 (speed only); a subprocess at XLA's default
-    level runs the same short simulations, which must agree to float32 rounding."""
+    """conftest compiles the suite's jax programs at LLVM level 0 with the elemental emitters (speed only); a
+    subprocess at XLA's default flags runs the same short simulations, which must agree to float32 rounding."""
     import io
     import os
     import subprocess
     import sys
     from pathlib import Path
 
-    from tests.conftest import TEST_XLA_FLAG
+    from tests.conftest import TEST_XLA_FLAGS
 
     ROOT = Path(__file__).resolve().parents[1]
-    default = os.environ.get("XLA_FLAGS", "").replace(TEST_XLA_FLAG, "").strip()
+    default = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if f not in TEST_XLA_FLAGS)
     script = "import sys; from tests.simulators import short_runs_npz; sys.stdout.buffer.write(short_runs_npz())"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=300, cwd=ROOT,
                           env={**os.environ, "XLA_FLAGS": default, "FADESIM_XLA_OPT": "default"})
