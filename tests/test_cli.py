@@ -11,6 +11,9 @@ import fadesim
 from fadesim.cli import main
 
 PLANTED = Path(__file__).parent / "planted" / "advantages.py"
+# with the registry's cross-backend properties on one xdist worker: both run advantages on eager jax, whose
+# operations compile once per process and shape, so one worker compiles them once instead of each worker
+pytestmark = pytest.mark.xdist_group("eager_jax")
 
 
 def _check_args(name, examples):

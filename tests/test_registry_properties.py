@@ -41,6 +41,8 @@ DEFAULT_RUN_EXAMPLES = {"shape_and_namespace": 10, "backend_agreement_f64": 20, 
                         "jax_transformations": 15}
 
 
+# one xdist worker runs these and the CLI's checks: their eager jax operations compile once (per process and shape)
+@pytest.mark.xdist_group("eager_jax")
 @pytest.mark.parametrize("prop", CROSS_BACKEND)
 @pytest.mark.parametrize("name", fadesim.names())
 def test_cross_backend(name, prop):
