@@ -19,8 +19,11 @@ def assert_jax_equals_numpy(task, cfg, seed, *, rtol, atol):
         np.testing.assert_allclose(res.metrics[name], ref.metrics[name], rtol=rtol, atol=atol, err_msg=name)
 
 
-#: short runs on a tabular task and on the neural task (shared weights over sequences): the XLA-level check
+#: short runs on every task (tabular, shared W, token sequences, the neural task): the check that the suite's XLA
+#: flags compute the default flags' numbers
 SHORT_RUN_TASKS = {"bandit": dict(n_prompts=16, n_answers=8, n_correct=2),
+                   "linear_softmax": dict(n_prompts=16, n_answers=8, n_correct=2, width=6),
+                   "chain": dict(n_prompts=12, length=3, vocab=5, n_correct=2),
                    "neural": dict(n_prompts=16, length=2, vocab=4, width=8)}
 
 
