@@ -31,6 +31,22 @@ def _save(fig: plt.Figure, data: pd.DataFrame, path: Path) -> Path:
     return path
 
 
+#: panels per row of a faceted figure: more facets wrap onto further rows (16 cells in one row are unreadable)
+MAX_FACET_COLUMNS = 4
+
+
+def _facet_axes(n: int, width: float, height: float, **kw) -> tuple[plt.Figure, list[plt.Axes]]:
+    """A grid of ``n`` panels, at most MAX_FACET_COLUMNS a row (one row when n <= MAX_FACET_COLUMNS); the unused
+    cells of the last row are removed. Returns the figure and the n axes in reading order."""
+    cols = min(n, MAX_FACET_COLUMNS)
+    rows = -(-n // cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False, **kw)
+    axes = list(grid.ravel())
+    for ax in axes[n:]:
+        ax.remove()
+    return fig, axes[:n]
+
+
 def tradeoff_figure(final: pd.DataFrame, *, x: str, x_label: str, panels: Sequence[tuple[str, str]],
                     hue: str, title: str, path: str | Path) -> Path:
     """A row of panels, each ``metric`` (mean +- 95% CI over seeds) against ``x``, one line per ``hue`` value."""
@@ -60,11 +76,11 @@ def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: 
     value, one line per ``line`` value (the accuracy-diversity trade-off: pass@1 at the left, coverage at the right)."""
     ks = sorted(int(c.split("@")[1]) for c in final.columns if c.startswith("pass@") and c.split("@")[1].isdigit())
     facets = list(dict.fromkeys(final[facet]))
-    fig, axes = plt.subplots(1, len(facets), figsize=(4.2 * len(facets), 3.4), squeeze=False, sharey=True)
+    fig, axes = _facet_axes(len(facets), 4.2, 3.4, sharey=True)
     rows = []
     values = sorted(final[line].unique())
     cmap = plt.get_cmap("coolwarm")
-    for ax, fv in zip(axes[0], facets):
+    for ax, fv in zip(axes, facets):
         part = final[final[facet] == fv]
         for i, lv in enumerate(values):
             sub = part[part[line] == lv]
@@ -73,7 +89,9 @@ def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: 
             stats = [mean_ci(sub.assign(_k=k), ["_k"], f"pass@{k}").rename(columns={f"pass@{k}": "value"})
                      for k in ks]
             st = pd.concat(stats, ignore_index=True)
-            colour = cmap(i / max(1, len(values) - 1)) if np.issubdtype(np.asarray(values).dtype, np.number) else None
+            # one colour per line value in every panel: a colour map over numbers, tab10 over names
+            colour = (cmap(i / max(1, len(values) - 1)) if np.issubdtype(np.asarray(values).dtype, np.number)
+                      else plt.get_cmap("tab10")(i % 10))
             ax.errorbar(st["_k"], st["value"], yerr=st["ci95"], marker="o", ms=2.5, capsize=2, color=colour,
                         label=f"{lv:g}" if isinstance(lv, (int, float, np.floating)) else str(lv))
             rows.append(st.rename(columns={"_k": "k"}).assign(**{facet: fv, line: lv}))
@@ -81,8 +99,13 @@ def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: 
         ax.set_xlabel("k (samples)")
         ax.set_title(str(fv), fontsize=9)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("pass@k")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[::MAX_FACET_COLUMNS]:
+        ax.set_ylabel("pass@k")
+    legend = {}  # every line value drawn in any panel (a panel may lack some: e.g. each cell's own best method)
+    for ax in axes:
+        for handle, lab in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(lab, handle)
+    labels, handles = list(legend), list(legend.values())
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     fig.legend(handles, labels, title=line_label, fontsize=8, title_fontsize=8, loc="center left",
@@ -94,11 +117,11 @@ def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str,
                      facet: str, title: str, path: str | Path) -> Path:
     """``metric`` against training step, one panel per ``facet`` value, one line per ``line`` value."""
     facets = list(dict.fromkeys(frame[facet]))
-    fig, axes = plt.subplots(1, len(facets), figsize=(4.2 * len(facets), 3.3), squeeze=False)
+    fig, axes = _facet_axes(len(facets), 4.2, 3.3)
     rows = []
     cmap = plt.get_cmap("coolwarm")
     values = sorted(frame[line].unique())
-    for ax, fv in zip(axes[0], facets):
+    for ax, fv in zip(axes, facets):
         part = frame[frame[facet] == fv]
         for i, lv in enumerate(values):
             s = mean_ci(part[part[line] == lv], ["step"], metric)
@@ -110,7 +133,7 @@ def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str,
         ax.set_xlabel("training step")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0][-1].legend(title=line_label, fontsize=7, title_fontsize=8, ncol=2)
+    axes[-1].legend(title=line_label, fontsize=7, title_fontsize=8, ncol=2)
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _save(fig, pd.concat(rows, ignore_index=True), Path(path))
@@ -185,8 +208,11 @@ def method_comparison_figure(table: pd.DataFrame, *, facet: str, panels: Sequenc
             ax.set_ylabel(label, fontsize=8)
             ax.set_title(str(fv), fontsize=9)
             ax.grid(alpha=0.3, axis="y")
-    fig.suptitle(title, fontsize=11)
-    fig.tight_layout()
+    # the title in a band 0.45 inch tall above the first row, whatever the number of rows (the default y = 0.98 of
+    # a tall figure lands on the first row's titles)
+    height = fig.get_figheight()
+    fig.suptitle(title, fontsize=11, y=1 - 0.1 / height, va="top")
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / height))
     return _save(fig, table, Path(path))
 
 
