@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable
 
 import array_api_compat
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -477,9 +477,11 @@ CONTRACT = {
 
 
 def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None], dict[str, Any]]]:
-    """name -> (test function, hypothesis strategies for its arguments)."""
+    """name -> (test function, hypothesis strategies for its arguments). Properties that draw the same kind of case
+    share one strategy object, so a joint screen (``run_checks``) draws that case once for all of them."""
     any_case = cases(spec)
     jax_case = cases(spec, jax_shapes=True)
+    masked_case = cases(spec, masked=True)
     seeds = st.integers(0, 2**31 - 1)
     tests = {
         "shape_and_namespace": (_prop_shape_and_namespace, {"case": jax_case}),
@@ -490,12 +492,13 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
         "degenerate_groups": (_prop_degenerate, {"case": any_case,
                                                  "value": st.sampled_from([0.0, 1.0, -1.0, 0.1, 0.7, 1e6])}),
         "extreme_rewards": (_prop_extreme, {"case": cases(spec, max_abs=1e6)}),
-        "mask_handling": (_prop_mask, {"case": cases(spec, masked=True), "garbage_seed": seeds}),
-        "masked_rewards_ignored": (_prop_masked_rewards_ignored, {"case": cases(spec, masked=True),
+        "mask_handling": (_prop_mask, {"case": masked_case, "garbage_seed": seeds}),
+        "masked_rewards_ignored": (_prop_masked_rewards_ignored, {"case": masked_case,
                                                                   "seed_a": seeds, "seed_b": seeds}),
         "float32_ties": (_prop_float32_ties, {"case": any_case, "value": st.sampled_from(FLOAT32_TIE_VALUES)}),
         "deterministic": (_prop_deterministic, {"case": any_case}),
-        "bad_input": (_prop_bad_input, {"case": cases(spec, masked=False)}),
+        # reads the rewards only (it drops the mask), so any case serves: its rewards are drawn before its mask
+        "bad_input": (_prop_bad_input, {"case": any_case}),
         "constant_output": (_prop_constant, {"case": any_case}),
         "dtype_preserved": (_prop_dtype, {"case": cases(spec, max_abs=1.0)}),
         "singleton_groups": (_prop_singletons, {"case": any_case}),
@@ -519,37 +522,118 @@ PROPERTIES = (
 )
 
 
+#: no explain phase: after shrinking it varies each part of the failing example in turn to annotate which parts
+#: matter, which takes seconds (minutes for a joint example's many draws); the report prints the shrunk example
+_SETTINGS = dict(derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck),
+                 print_blob=False, phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
+
+
+def _skipped(prop: str, kind: str) -> PropertyResult:
+    if prop in PROPERTIES:
+        return PropertyResult(prop, True, "not declared; skipped" if prop in ("mean_centred", "scale_invariant")
+                              else "not applicable (the advantage reads log-probs)", kind=kind)
+    raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
+
+
+def _failure(prop: str, err: BaseException, counterexample: str | None) -> PropertyResult:
+    kind, fix = ("contract", CONTRACT[prop]) if prop in CONTRACT else ("property", "")
+    detail = f"{type(err).__name__}: {err}".strip()
+    return PropertyResult(prop, False, detail.splitlines()[0] if detail else type(err).__name__, counterexample,
+                          kind=kind, fix=fix)
+
+
 def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> PropertyResult:
     """Run one property with hypothesis (derandomized: every run draws the same examples); on failure
     return the shrunk counter-example."""
     tests = _property_tests(spec)
     kind, fix = ("contract", CONTRACT[prop]) if prop in CONTRACT else ("property", "")
     if prop not in tests:
-        if prop in PROPERTIES:
-            return PropertyResult(prop, True, "not declared; skipped" if prop in ("mean_centred", "scale_invariant")
-                                  else "not applicable (the advantage reads log-probs)", kind=kind)
-        raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
+        return _skipped(prop, kind)
     fn, strategies = tests[prop]
-    test = settings(
-        max_examples=max_examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=list(HealthCheck),
-        print_blob=False,
-    )(given(**strategies)(lambda **kw: fn(spec, **kw)))
+    test = settings(max_examples=max_examples, **_SETTINGS)(given(**strategies)(lambda **kw: fn(spec, **kw)))
     try:
         test()
     except Exception as err:  # noqa: BLE001 - any failure of the user's function is a finding
         notes = [n for n in getattr(err, "__notes__", []) if "Falsifying" in n or "Case(" in n or "=" in n]
-        detail = f"{type(err).__name__}: {err}".strip()
-        return PropertyResult(prop, False, detail.splitlines()[0] if detail else type(err).__name__,
-                              "\n".join(notes) or None, kind=kind, fix=fix)
+        return _failure(prop, err, "\n".join(notes) or None)
     return PropertyResult(prop, True, f"{max_examples} examples", kind=kind)
+
+
+class _Joint:
+    """Several properties as one hypothesis test. Each example draws every distinct strategy once: properties that
+    take the same kind of case (``_property_tests`` shares the strategy object) see the same case, and every other
+    argument is drawn for its own property. ``screen`` runs every property on every one of ``max_examples``
+    examples and records the first failure of each; ``shrink(prop)`` runs the same test again with only ``prop``
+    raising. Derandomized generation does not depend on what a passing test body does, so the rerun draws the same
+    examples up to ``prop``'s first failure, and hypothesis then shrinks that failure for ``prop`` alone.
+
+    Per property this is the search a separate run makes (``max_examples`` examples from the property's own
+    strategies); drawing and hypothesis' bookkeeping, most of a numpy-only property's cost, are paid once per example
+    instead of once per property."""
+
+    def __init__(self, spec: AdvantageSpec, props: list[str], tests: dict[str, Any], max_examples: int) -> None:
+        self.spec, self.props, self.tests, self.max_examples = spec, props, tests, max_examples
+        slots: dict[Any, str] = {}
+        self.strategies: dict[str, Any] = {}
+        self.plan: dict[str, dict[str, str]] = {}
+        for prop in props:
+            self.plan[prop] = {}
+            for arg, strategy in tests[prop][1].items():
+                key = ("case", id(strategy)) if arg == "case" else (prop, arg)
+                if key not in slots:
+                    slots[key] = f"s{len(slots)}"
+                    self.strategies[slots[key]] = strategy
+                self.plan[prop][arg] = slots[key]
+
+    def _run(self, active: list[str], raising: str | None) -> dict[str, BaseException]:
+        failures: dict[str, BaseException] = {}
+        spec, tests, plan = self.spec, self.tests, self.plan
+
+        def joint(**drawn: Any) -> None:
+            for prop in active:
+                kw = {arg: drawn[slot] for arg, slot in plan[prop].items()}
+                if prop == raising:
+                    self.last = kw  # the final call hypothesis makes replays the shrunk example
+                    tests[prop][0](spec, **kw)
+                elif prop not in failures:
+                    try:
+                        tests[prop][0](spec, **kw)
+                    except Exception as err:  # noqa: BLE001 - recorded; shrunk by its own rerun
+                        failures[prop] = err
+
+        settings(max_examples=self.max_examples, **_SETTINGS)(given(**self.strategies)(joint))()
+        return failures
+
+    def screen(self) -> dict[str, BaseException]:
+        return self._run(self.props, None)
+
+    def shrink(self, prop: str, first: BaseException) -> PropertyResult:
+        self.last: dict[str, Any] = {}
+        try:
+            self._run([prop], prop)
+        except Exception as err:  # noqa: BLE001 - the shrunk failure
+            args = ",\n".join(f"    {arg}={value!r}" for arg, value in self.last.items())
+            return _failure(prop, err, f"Falsifying example: {prop}(\n{args},\n)")
+        # the rerun passed: the function gave another answer for the same input (it is not deterministic)
+        return _failure(prop, first, "(not reproduced when the property was re-run alone: the function does not "
+                                     "give the same output for the same input)")
 
 
 def run_checks(spec: AdvantageSpec, *, properties: Iterable[str] | None = None,
                max_examples: int = 200) -> list[PropertyResult]:
-    """Run the property suite (all properties by default); one result per property."""
+    """Run the property suite (all properties by default); one result per property, each over ``max_examples``
+    examples. The properties are screened together (``_Joint``); a failing one is re-run alone to shrink its
+    counter-example, so every failure reports what ``run_property`` would: the shrunk minimal example."""
     props = list(properties) if properties is not None else [p for p in PROPERTIES]
-    return [run_property(spec, p, max_examples=max_examples) for p in props]
+    tests = _property_tests(spec)
+    runnable = [p for p in dict.fromkeys(props) if p in tests]
+    if len(runnable) <= 1:
+        return [run_property(spec, p, max_examples=max_examples) for p in props]
+    joint = _Joint(spec, runnable, tests, max_examples)
+    failures = joint.screen()
+    results: dict[str, PropertyResult] = {}
+    for prop in runnable:
+        kind = "contract" if prop in CONTRACT else "property"
+        results[prop] = (joint.shrink(prop, failures[prop]) if prop in failures
+                         else PropertyResult(prop, True, f"{max_examples} examples", kind=kind))
+    return [results[p] if p in results else _skipped(p, "contract" if p in CONTRACT else "property") for p in props]

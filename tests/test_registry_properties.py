@@ -3,12 +3,16 @@
 The default run draws 80 hypothesis examples per numpy-only property and 10-20 per cross-backend property
 (which compile jax code for each new shape and dtype), over G in {2, ..., 64}; `slow` copies run 200 of
 every property. Hypothesis is derandomized (tests/conftest.py), so every run draws the same examples.
+The numpy-only properties of one advantage are screened together (``run_checks``: each example is drawn once for
+all of them; a failing property is re-run alone to shrink its counter-example), once per advantage and worker.
 """
+
+import functools
 
 import pytest
 
 import fadesim
-from fadesim.check import PROPERTIES, run_property, spec_from_registry
+from fadesim.check import PROPERTIES, run_checks, run_property, spec_from_registry
 
 CROSS_BACKEND = ("shape_and_namespace", "backend_agreement_f64", "backend_agreement_f32", "jax_transformations")
 NUMPY_ONLY = tuple(p for p in PROPERTIES if p not in CROSS_BACKEND)
@@ -23,17 +27,32 @@ def _assert(name, prop, examples):
 DEFAULT_RUN_NUMPY_EXAMPLES = 80
 
 
+@functools.lru_cache(maxsize=None)
+def _screen(name, examples):
+    spec = spec_from_registry(name, max_group_size=64)
+    return {r.prop: r for r in run_checks(spec, properties=NUMPY_ONLY, max_examples=examples)}
+
+
+def _assert_screened(name, prop, examples):
+    result = _screen(name, examples)[prop]
+    assert result.passed, f"{name}.{prop}: {result.detail}\n{result.counterexample}"
+
+
+# one xdist group per advantage: its numpy-only properties share one screen, so one worker runs it once
+BY_NAME = [pytest.param(name, marks=pytest.mark.xdist_group(f"properties-{name}")) for name in fadesim.names()]
+
+
 @pytest.mark.parametrize("prop", NUMPY_ONLY)
-@pytest.mark.parametrize("name", fadesim.names())
+@pytest.mark.parametrize("name", BY_NAME)
 def test_property(name, prop):
-    _assert(name, prop, DEFAULT_RUN_NUMPY_EXAMPLES)
+    _assert_screened(name, prop, DEFAULT_RUN_NUMPY_EXAMPLES)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("prop", NUMPY_ONLY)
-@pytest.mark.parametrize("name", fadesim.names())
+@pytest.mark.parametrize("name", BY_NAME)
 def test_property_200(name, prop):
-    _assert(name, prop, 200)
+    _assert_screened(name, prop, 200)
 
 
 #: examples per cross-backend property in the default run (each new shape and dtype compiles jax code)
