@@ -28,3 +28,24 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fadesim"))
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Skip importing a module whose every test is marked integration (``pytestmark = pytest.mark.integration``) when
+    the ``-m`` expression selects no integration test, as the core suite's does: importing transformers and TRL
+    only to deselect every test costs each xdist worker about 3 s."""
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    markexpr = config.getoption("markexpr", "")
+    if not markexpr or "\npytestmark = pytest.mark.integration" not in collection_path.read_text():
+        return None
+    try:
+        from _pytest.mark.expression import Expression
+    except ImportError:  # pragma: no cover - pytest moved it: collect as usual
+        return None
+    expr = Expression.compile(markexpr)
+    # every test in the module carries integration; some may carry slow as well
+    def selects(marks):
+        return expr.evaluate(lambda name, *args, **kwargs: name in marks)
+
+    return True if not (selects({"integration"}) or selects({"integration", "slow"})) else None
