@@ -73,7 +73,7 @@ def test_a_planted_bug_found_by_the_screen_is_shrunk_for_its_own_property(functi
 
 def test_the_screen_and_separate_runs_agree_on_every_planted_function():
     """Which properties fail is the same whether they are screened together or run one by one."""
-    for function in ("ignores_mask", "relative_to_mean", "rloo_zero_singletons"):
+    for function in ("ignores_mask", "relative_to_mean"):  # properties and contract items, failing and passing
         spec = _spec(getattr(planted, function))
         joint = {r.prop: r.passed for r in run_checks(spec, properties=NUMPY_ONLY, max_examples=30)}
         alone = {p: run_property(spec, p, max_examples=30).passed for p in NUMPY_ONLY}
