@@ -567,9 +567,9 @@ class _Joint:
     raising. Derandomized generation does not depend on what a passing test body does, so the rerun draws the same
     examples up to ``prop``'s first failure, and hypothesis then shrinks that failure for ``prop`` alone.
 
-    Per property this is the search a separate run makes (``max_examples`` examples from the property's own
-    strategies); drawing and hypothesis' bookkeeping, most of a numpy-only property's cost, are paid once per example
-    instead of once per property."""
+    Per property the search is as large as a separate run's (``max_examples`` examples from the property's own
+    strategies; the examples themselves differ); drawing and hypothesis' bookkeeping, most of a numpy-only property's
+    cost, are paid once per example instead of once per property."""
 
     def __init__(self, spec: AdvantageSpec, props: list[str], tests: dict[str, Any], max_examples: int) -> None:
         self.spec, self.props, self.tests, self.max_examples = spec, props, tests, max_examples

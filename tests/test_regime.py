@@ -309,6 +309,19 @@ def test_binary_search_sampler_equals_the_counting_sampler_in_numpy_and_jax(K):
         assert np.all(sp.sample_categorical(logp, u, np)[0] >= K // 2)
 
 
+def test_the_compiled_binary_search_does_not_grow_with_K():
+    """jax runs the halvings as one loop body, so the program (and its compile time) is the same size at every K
+    above SMALL_K; the number of halvings, ceil(log2(K + 1)), is the loop's trip count."""
+    def program(K):
+        return jax.make_jaxpr(lambda lp, uu: sp.sample_categorical(lp, uu, jnp))(
+            jnp.zeros((4, K), jnp.float32), jnp.zeros((4, 16), jnp.float32))
+
+    small, large = program(sp.SMALL_K + 1), program(4096)
+    assert len(small.eqns) == len(large.eqns)
+    loops = [e for e in large.eqns if e.primitive.name == "scan"]
+    assert len(loops) == 1 and loops[0].params["length"] == 13 and loops[0].params["unroll"] == 1  # 4096: 13 halvings
+
+
 @pytest.mark.parametrize("depth", [9, 100])  # one-hot sums, then scatter-add
 def test_weighted_counts_equal_one_hot_sums(depth):
     rng = np.random.default_rng(0)

@@ -61,15 +61,23 @@ def sample_categorical(log_probs: Any, u: Any, xp: Any) -> Any:
     if K <= SMALL_K:  # a few comparisons per draw vectorise better than a search; the same index either way
         index = xp.sum((u[..., None] >= cdf[..., None, :]).astype(xp.int32), axis=-1)
         return xp.minimum(index, K - 1)
-    lo = xp.zeros(u.shape, dtype=xp.int32)
-    hi = xp.full(u.shape, K, dtype=xp.int32)
-    for _ in range(int(K).bit_length()):  # = ceil(log2(K + 1)) halvings of [lo, hi)
+    def halve(_: Any, bounds: tuple[Any, Any]) -> tuple[Any, Any]:
+        lo, hi = bounds
         active = lo < hi
         mid = (lo + hi) // 2
         below = xp.take_along_axis(cdf, xp.minimum(mid, K - 1), axis=-1) <= u
-        lo = xp.where(active & below, mid + 1, lo)
-        hi = xp.where(active & ~below, mid, hi)
-    return xp.minimum(lo, K - 1)
+        return xp.where(active & below, mid + 1, lo), xp.where(active & ~below, mid, hi)
+
+    bounds = (xp.zeros(u.shape, dtype=xp.int32), xp.full(u.shape, K, dtype=xp.int32))
+    halvings = int(K).bit_length()  # = ceil(log2(K + 1)) halvings of [lo, hi)
+    if xp is np:
+        for i in range(halvings):
+            bounds = halve(i, bounds)
+    else:  # one compiled loop body: the program (and its compile time) does not grow with K; the same integer steps
+        import jax
+
+        bounds = jax.lax.fori_loop(0, halvings, halve, bounds)
+    return xp.minimum(bounds[0], K - 1)
 
 
 def weighted_counts(index: Any, weights: Any, depth: int, xp: Any) -> Any:
