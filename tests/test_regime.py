@@ -322,13 +322,18 @@ def test_the_compiled_binary_search_does_not_grow_with_K():
     assert len(loops) == 1 and loops[0].params["length"] == 13 and loops[0].params["unroll"] == 1  # 4096: 13 halvings
 
 
-@pytest.mark.parametrize("depth", [9, 100])  # one-hot sums, then scatter-add
+@pytest.mark.parametrize("depth", [9, 100])  # jax: one-hot sums, then scatter-add; numpy: scatter-add at both
 def test_weighted_counts_equal_one_hot_sums(depth):
     rng = np.random.default_rng(0)
     idx = rng.integers(0, depth, (3, 4, 7))
     w = rng.normal(size=(3, 4, 7))
     want = np.sum(w[..., None] * (idx[..., None] == np.arange(depth)), axis=-2)
-    np.testing.assert_allclose(sp.weighted_counts(idx, w, depth, np), want, rtol=1e-13, atol=1e-15)
+    # numpy's scatter-add adds in rollout order, as the one-hot sum does: bit-identical in float64 and float32
+    np.testing.assert_array_equal(sp.weighted_counts(idx, w, depth, np), want)
+    w32 = (w * 1e3).astype(np.float32)  # large values, so that any change of summation order would show
+    np.testing.assert_array_equal(sp.weighted_counts(idx, w32, depth, np),
+                                  np.sum(w32[..., None] * (idx[..., None] == np.arange(depth)).astype(np.float32),
+                                         axis=-2))
     with jax.enable_x64(True):
         got = sp.weighted_counts(jnp.asarray(idx), jnp.asarray(w), depth, jnp)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-13, atol=1e-15)
