@@ -528,27 +528,33 @@ _SETTINGS = dict(derandomize=True, database=None, deadline=None, suppress_health
                  print_blob=False, phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
 
 
-def _skipped(prop: str, kind: str) -> PropertyResult:
+def _kind(prop: str) -> str:
+    return "contract" if prop in CONTRACT else "property"
+
+
+def _passed(prop: str, max_examples: int) -> PropertyResult:
+    return PropertyResult(prop, True, f"{max_examples} examples", kind=_kind(prop))
+
+
+def _skipped(prop: str) -> PropertyResult:
     if prop in PROPERTIES:
         return PropertyResult(prop, True, "not declared; skipped" if prop in ("mean_centred", "scale_invariant")
-                              else "not applicable (the advantage reads log-probs)", kind=kind)
+                              else "not applicable (the advantage reads log-probs)", kind=_kind(prop))
     raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
 
 
 def _failure(prop: str, err: BaseException, counterexample: str | None) -> PropertyResult:
-    kind, fix = ("contract", CONTRACT[prop]) if prop in CONTRACT else ("property", "")
     detail = f"{type(err).__name__}: {err}".strip()
     return PropertyResult(prop, False, detail.splitlines()[0] if detail else type(err).__name__, counterexample,
-                          kind=kind, fix=fix)
+                          kind=_kind(prop), fix=CONTRACT.get(prop, ""))
 
 
 def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> PropertyResult:
     """Run one property with hypothesis (derandomized: every run draws the same examples); on failure
     return the shrunk counter-example."""
     tests = _property_tests(spec)
-    kind, fix = ("contract", CONTRACT[prop]) if prop in CONTRACT else ("property", "")
     if prop not in tests:
-        return _skipped(prop, kind)
+        return _skipped(prop)
     fn, strategies = tests[prop]
     test = settings(max_examples=max_examples, **_SETTINGS)(given(**strategies)(lambda **kw: fn(spec, **kw)))
     try:
@@ -556,7 +562,7 @@ def run_property(spec: AdvantageSpec, prop: str, *, max_examples: int = 200) -> 
     except Exception as err:  # noqa: BLE001 - any failure of the user's function is a finding
         notes = [n for n in getattr(err, "__notes__", []) if "Falsifying" in n or "Case(" in n or "=" in n]
         return _failure(prop, err, "\n".join(notes) or None)
-    return PropertyResult(prop, True, f"{max_examples} examples", kind=kind)
+    return _passed(prop, max_examples)
 
 
 class _Joint:
@@ -631,9 +637,6 @@ def run_checks(spec: AdvantageSpec, *, properties: Iterable[str] | None = None,
         return [run_property(spec, p, max_examples=max_examples) for p in props]
     joint = _Joint(spec, runnable, tests, max_examples)
     failures = joint.screen()
-    results: dict[str, PropertyResult] = {}
-    for prop in runnable:
-        kind = "contract" if prop in CONTRACT else "property"
-        results[prop] = (joint.shrink(prop, failures[prop]) if prop in failures
-                         else PropertyResult(prop, True, f"{max_examples} examples", kind=kind))
-    return [results[p] if p in results else _skipped(p, "contract" if p in CONTRACT else "property") for p in props]
+    results = {prop: joint.shrink(prop, failures[prop]) if prop in failures else _passed(prop, max_examples)
+               for prop in runnable}
+    return [results[p] if p in results else _skipped(p) for p in props]
