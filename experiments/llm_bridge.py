@@ -169,9 +169,9 @@ def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
         print(f"{rung} simulation predicts the ordering of advantages by entropy change after {c} updates: "
               f"{verdict(order_llm == order_sim)} (LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
     curves = pd.concat(rows, ignore_index=True)
-    curves["line"] = (curves.source == "LLM").astype(float)
-    out = over_time_figure(curves, metric="entropy", label="entropy (nats; LLM: per token)", line="line",
-                           line_label="LLM (1) vs simulation (0)", facet="advantage", title=title, path=path)
+    curves["source"] = curves.source.replace({"LLM": "LLM (measured)", "simulation": "bandit (simulated)"})
+    out = over_time_figure(curves, metric="entropy", label="entropy (nats; LLM: per token)", line="source",
+                           line_label="curve", facet="advantage", title=title, path=path)
     print(f"figure: {out}")
     return out
 

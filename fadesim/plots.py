@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Sequence
 
@@ -115,7 +116,8 @@ def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: 
 
 def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str, line_label: str,
                      facet: str, title: str, path: str | Path) -> Path:
-    """``metric`` against training step, one panel per ``facet`` value, one line per ``line`` value."""
+    """``metric`` against training step, one panel per ``facet`` value, one line per ``line`` value (numbers or
+    names: the legend shows either)."""
     facets = list(dict.fromkeys(frame[facet]))
     fig, axes = _facet_axes(len(facets), 4.2, 3.3)
     rows = []
@@ -126,7 +128,7 @@ def over_time_figure(frame: pd.DataFrame, *, metric: str, label: str, line: str,
         for i, lv in enumerate(values):
             s = mean_ci(part[part[line] == lv], ["step"], metric)
             color = cmap(i / max(1, len(values) - 1))
-            ax.plot(s["step"], s[metric], color=color, label=f"{lv:g}")
+            ax.plot(s["step"], s[metric], color=color, label=f"{lv:g}" if isinstance(lv, numbers.Real) else str(lv))
             ax.fill_between(s["step"], s[metric] - s["ci95"], s[metric] + s["ci95"], color=color, alpha=0.15)
             rows.append(s.assign(**{facet: fv, line: lv}))
         ax.set_title(str(fv), fontsize=10)

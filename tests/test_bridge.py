@@ -2,6 +2,7 @@
 
 import copy
 import os
+import re
 import types
 
 import numpy as np
@@ -481,14 +482,19 @@ def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "GPU_SMOKE_ALLOW_CPU": "1", "SMOKE_STEPS": "2", "SMOKE_SWEEP_STEPS": "4",
-           "SMOKE_SWEEP_SEEDS": "2", "SMOKE_MEASURE_PROMPTS": "8"}
+    env = {**os.environ, "GPU_SMOKE_ALLOW_CPU": "1", "SMOKE_SFT_STEPS": "5", "SMOKE_STEPS": "2",
+           "SMOKE_LADDER_STEPS": "4", "SMOKE_SWEEP_STEPS": "4", "SMOKE_SWEEP_SEEDS": "2", "SMOKE_MEASURE_PROMPTS": "8"}
     proc = subprocess.run(["bash", str(root / "scripts" / "gpu_smoke.sh"), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert (tmp_path / "tiny-gpt2" / "config.json").exists()
     timings = (tmp_path / "timings.txt").read_text()
-    assert "bridge_hf " in timings and "sweep " in timings and "total " in timings
+    assert all(f"{step} " in timings for step in ("checkpoint", "bridge_hf", "ladder_hf", "sweep", "total"))
+    log = (tmp_path / "ladder.log").read_text()
+    assert "[model rung, AdamW (the bridge's)] C1" in log and "[gpt2 (-) -> model (-)" in log
+    assert (tmp_path / "ladder" / "ladder_quick.md").exists()
+    warm_up = re.search(r"exact mean pass@1 (\S+) -> (\S+)", (tmp_path / "checkpoint.log").read_text())
+    assert warm_up and 0 < float(warm_up[1]) < 1 and 0 < float(warm_up[2]) < 1
     sweep = json.loads((tmp_path / "sweep.json").read_text())
     assert sweep["steps"] == 4 and sweep["seeds"] == 2 and sweep["seconds"] > 0
     assert "fitted difficulty Beta(a=" in (tmp_path / "bridge.log").read_text()

@@ -138,14 +138,17 @@ class BridgeTrainer:
             raise ValueError(f"rollouts have G = {ro.group_size}, the trainer was configured with G = {self.cfg.G}")
         B, G = len(ro.prompts), ro.group_size
         rewards = torch.tensor(score(ro.completions, answers, self.reward_fn), dtype=torch.float32).reshape(B, G)
-        mask = ro.response_mask.float()
         with torch.no_grad():
             logp_old, ent = token_logprobs_and_entropy(self.model, ro)
+        # the learner's tensors live on the model's device; rollouts come back on the CPU, and rewards and
+        # advantages ((B, G), a few numbers) stay there
+        device = logp_old.device
+        mask = ro.response_mask.to(device).float()
         gap = None
         if ro.sampler_logprobs is not None:
             # how far the sampler's log-probs are from the learner's for the same tokens: float rounding when
             # both compute one distribution; a bf16 engine or logits processing the learner lacks makes it larger
-            gap = float(((ro.sampler_logprobs.to(logp_old.device) - logp_old).abs() * mask).sum() / mask.sum())
+            gap = float(((ro.sampler_logprobs.to(device) - logp_old).abs() * mask).sum() / mask.sum())
             if gap > self.cfg.max_sampler_logprob_gap and self.cfg.off_policy is None:
                 raise ValueError(
                     f"the sampler's log-probs differ from the learner's by {gap:.3g} nats per token (mean), above "
@@ -161,13 +164,13 @@ class BridgeTrainer:
             self.initial_entropy = entropy
         self.entropy_ema = entropy if self.entropy_ema is None else (
             self.cfg.entropy_decay * self.entropy_ema + (1 - self.cfg.entropy_decay) * entropy)
-        seq_logp = (logp_old * mask).sum(1).reshape(B, G)
+        seq_logp = (logp_old * mask).sum(1).reshape(B, G).cpu()
         adv = self.advantages(rewards, seq_logp, entropy)  # (B, G); raises before any state change
         if not torch.isfinite(adv).all():
             raise ValueError("the advantage returned non-finite values")
-        adv_tok = adv.reshape(B * G, 1).to(mask.device)
+        adv_tok = adv.reshape(B * G, 1).to(device)
         if self.cfg.off_policy == "tis":  # per-token truncated importance weight pi_learner / pi_sampler
-            adv_tok = adv_tok * torch.exp(logp_old - ro.sampler_logprobs.to(logp_old.device)).clamp(max=self.cfg.tis_cap)
+            adv_tok = adv_tok * torch.exp(logp_old - ro.sampler_logprobs.to(device)).clamp(max=self.cfg.tis_cap)
         grad_norm = 0.0
         for _ in range(self.cfg.epochs):
             logp, _ = token_logprobs_and_entropy(self.model, ro)
