@@ -24,6 +24,13 @@ def unit_key(spec: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back: os has no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str | Path, frame: pd.DataFrame) -> None:
     """Write ``frame`` as CSV so that ``path`` is either absent, the old file, or the complete new file."""
     path = Path(path)
@@ -33,6 +40,9 @@ def write_atomic(path: str | Path, frame: pd.DataFrame) -> None:
         with os.fdopen(fd, "w", newline="") as fh:
             frame.to_csv(fh, index=False)
             fh.flush()
+            # mkstemp makes the file private (0600); give it the mode open() would have (0666 less the umask),
+            # so that a result is as readable as any other file its writer makes
+            os.chmod(fh.fileno(), 0o666 & ~_umask())
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:

@@ -108,6 +108,20 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+def test_atomic_write_gives_the_mode_a_plain_write_gets(tmp_path):
+    """write_atomic's temporary file comes from mkstemp (mode 0600); the published result must not stay private."""
+    from fadesim.results import write_atomic
+
+    old = os.umask(0o027)
+    try:
+        write_atomic(tmp_path / "a.csv", pd.DataFrame({"x": [1.0]}))
+        (tmp_path / "b.csv").write_text("x\n1.0\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "a.csv").stat().st_mode & 0o777 == (tmp_path / "b.csv").stat().st_mode & 0o777 == 0o640
+    assert pd.read_csv(tmp_path / "a.csv").x.tolist() == [1.0]
+
+
 def _run(args, kill_at=0):
     return subprocess.run([sys.executable, "-c", KILLABLE, str(ROOT / "experiments" / "sign_axis.py"), *args],
                           env={**os.environ, "KILL_AT": str(kill_at)}, capture_output=True, text=True, timeout=600)
