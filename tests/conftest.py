@@ -18,8 +18,34 @@ if _cache != "off":
 # third less). The numbers agree with the default flags' to float rounding (tests/test_simulator.py checks that
 # in a subprocess at the defaults), and every test passes at both (FADESIM_XLA_OPT=default runs the suite at
 # XLA's defaults). Experiments and benchmarks run at the defaults: level 0 runs a large program several times slower.
+# The flags are for jax's CPU compiler: where jax runs on a GPU (JAX_PLATFORMS names another platform first, or a
+# CUDA / ROCm plugin is installed and JAX_PLATFORMS is unset) they are not set. On an H200 they killed the process
+# silently at the first jax computation on the GPU (scripts/gpu_smoke.sh's machine, 2026-12-04).
 TEST_XLA_FLAGS = ("--xla_backend_optimization_level=0", "--xla_cpu_use_fusion_emitters=false")
-if os.environ.get("FADESIM_XLA_OPT", "0") != "default":
+
+
+def jax_accelerator_plugin() -> str | None:
+    """The installed jax GPU plugin (a CUDA or ROCm PJRT plugin module), if any; found without importing jax."""
+    import importlib.util
+    import pkgutil
+
+    spec = importlib.util.find_spec("jax_plugins")
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    names = [m.name for m in pkgutil.iter_modules(locations)]
+    names += [m.name for m in pkgutil.iter_modules() if m.name.startswith(("jax_cuda", "jax_rocm"))]
+    return next((n for n in names if "cuda" in n or "rocm" in n), None)
+
+
+def jax_runs_on_cpu() -> bool:
+    """Whether jax will compile for the CPU in this process (the platform the test flags are for)."""
+    platforms = os.environ.get("JAX_PLATFORMS", "").strip()
+    if platforms:
+        return platforms.split(",")[0].strip() == "cpu"
+    return jax_accelerator_plugin() is None
+
+
+TEST_FLAGS_APPLIED = os.environ.get("FADESIM_XLA_OPT", "0") != "default" and jax_runs_on_cpu()
+if TEST_FLAGS_APPLIED:
     _flags = os.environ.get("XLA_FLAGS", "")
     os.environ["XLA_FLAGS"] = " ".join([_flags, *(f for f in TEST_XLA_FLAGS if f not in _flags)]).strip()
 

@@ -39,8 +39,10 @@ def test_the_suites_xla_optimisation_level_computes_the_default_levels_numbers()
     import sys
     from pathlib import Path
 
-    from tests.conftest import TEST_XLA_FLAGS
+    from tests.conftest import TEST_FLAGS_APPLIED, TEST_XLA_FLAGS
 
+    if not TEST_FLAGS_APPLIED:
+        pytest.skip("the suite runs at XLA's default flags here (FADESIM_XLA_OPT=default, or jax runs on a GPU)")
     ROOT = Path(__file__).resolve().parents[1]
     default = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split() if f not in TEST_XLA_FLAGS)
     script = "import sys; from tests.simulators import short_runs_npz; sys.stdout.buffer.write(short_runs_npz())"
@@ -52,6 +54,25 @@ def test_the_suites_xla_optimisation_level_computes_the_default_levels_numbers()
     assert sorted(here) == sorted(theirs.files) and len(here) > 20
     for key in here:
         np.testing.assert_allclose(here[key], theirs[key], rtol=2e-5, atol=2e-6, err_msg=key)
+
+
+def test_the_suites_cpu_flags_are_set_only_where_jax_compiles_for_the_cpu(monkeypatch, tmp_path):
+    import sys
+
+    from tests import conftest
+
+    monkeypatch.setenv("JAX_PLATFORMS", "cuda,cpu")
+    assert not conftest.jax_runs_on_cpu()
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+    assert conftest.jax_runs_on_cpu()
+    monkeypatch.delenv("JAX_PLATFORMS")
+    assert conftest.jax_runs_on_cpu() == (conftest.jax_accelerator_plugin() is None)
+    # a CUDA plugin where jax looks for plugins (the jax_plugins namespace package), as jax-cuda13-plugin installs
+    (tmp_path / "jax_plugins" / "xla_cuda13").mkdir(parents=True)
+    (tmp_path / "jax_plugins" / "xla_cuda13" / "__init__.py").write_text("")
+    monkeypatch.setattr(sys, "path", [str(tmp_path), *sys.path])
+    monkeypatch.delitem(sys.modules, "jax_plugins", raising=False)
+    assert conftest.jax_accelerator_plugin() == "xla_cuda13" and not conftest.jax_runs_on_cpu()
 
 
 def test_jitted_sweep_equals_each_configuration_alone():
