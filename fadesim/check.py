@@ -33,6 +33,9 @@ Contract (``CONTRACT``):
   dtype_preserved         float32 rewards give float32 advantages, float64 give float64 (numpy and torch)
   singleton_groups        groups of one are refused with ValueError below the declared minimum group size, and
                           handled (finite, not silently all zero) where the minimum is 1
+  device_preserved        torch rewards on an accelerator (CUDA, else MPS) give advantages on that device, equal to
+                          the CPU's (1e-12 in float64, 1e-6 in float32, relative to the output scale); skipped,
+                          and reported as not checked, where torch sees no accelerator
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ class PropertyResult:
     counterexample: str | None = None
     kind: str = "property"  # "property" (the mathematics: a failure is a bug) or "contract" (a warning)
     fix: str = ""  # for contract findings: how to meet the contract
+    skipped: bool = False  # not run (not declared, not applicable, or no accelerator); ``passed`` is then True
 
 
 @dataclass(frozen=True)
@@ -194,8 +198,9 @@ def _jitted(fn: Callable[..., Any]) -> Callable[..., Any]:
     return jax.jit(lambda r, kw: fn(r, **kw))
 
 
-def call(spec: AdvantageSpec, case: Case, backend: str, dtype: str = "float64") -> Any:
-    """Run the advantage on ``case`` with one backend; returns the raw output of that backend."""
+def call(spec: AdvantageSpec, case: Case, backend: str, dtype: str = "float64", device: str | None = None) -> Any:
+    """Run the advantage on ``case`` with one backend; returns the raw output of that backend. ``device``: torch's
+    device for every input array (default: the CPU)."""
     r = case.rewards.astype(dtype)
     conv_lp = (lambda x: x.astype(dtype) if x.dtype.kind == "f" else x)
     if backend == "numpy":
@@ -203,7 +208,8 @@ def call(spec: AdvantageSpec, case: Case, backend: str, dtype: str = "float64") 
     if backend == "torch":
         import torch
 
-        return spec.fn(torch.asarray(r), **_kwargs(spec, case, lambda x: torch.asarray(conv_lp(x))))
+        return spec.fn(torch.asarray(r, device=device),
+                       **_kwargs(spec, case, lambda x: torch.asarray(conv_lp(x), device=device)))
     if backend in ("jax", "jax.jit"):
         import jax
         import jax.numpy as jnp
@@ -394,6 +400,28 @@ def _prop_dtype(spec: AdvantageSpec, case: Case) -> None:
             assert got == dtype, f"{backend} {dtype} rewards gave {got} advantages"
 
 
+def accelerator() -> str | None:
+    """The torch accelerator the device check runs on: "cuda", else "mps", else None (CPU only)."""
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    return "mps" if mps is not None and mps.is_available() else None
+
+
+def _prop_device(spec: AdvantageSpec, case: Case) -> None:
+    device = accelerator()
+    for dtype, tol in (("float64", 1e-12), ("float32", 1e-6))[(device == "mps"):]:  # MPS has no float64
+        ref = _np(call(spec, case, "torch", dtype))
+        out = call(spec, case, "torch", dtype, device=device)
+        assert array_api_compat.is_torch_array(out), f"{device} input gave a {type(out).__module__} output"
+        assert out.device.type == device, f"{device} {dtype} rewards gave advantages on {out.device}"
+        got = _np(out)
+        assert _close(got, ref, tol), (f"{device} differs from the CPU ({dtype}): max |diff| = "
+                                       f"{np.max(np.abs(got - ref)):.3e}")
+
+
 def _prop_singletons(spec: AdvantageSpec, case: Case) -> None:
     # the drawn rewards' first rollouts as groups of one, plus a correct, a wrong and a continuous one
     r = np.concatenate([case.rewards[:, :1], [[0.0], [1.0], [0.3]]])
@@ -473,6 +501,9 @@ CONTRACT = {
     "singleton_groups": "raise ValueError for groups smaller than the smallest group the advantage is defined on "
                         "(@fadesim.advantage(min_group_size=2) does), or declare a minimum of 1 (--min-G 1, "
                         "min_group_size=1) and give groups of one a real advantage",
+    "device_preserved": "create every array on the input's device (xp.asarray(v, device=array_api_compat.device(x)), "
+                        "xp.zeros(..., device=...)) and do not compute through numpy (or decorate with "
+                        "@fadesim.advantage, which copies a result back to the rewards' device)",
 }
 
 
@@ -482,6 +513,7 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
     any_case = cases(spec)
     jax_case = cases(spec, jax_shapes=True)
     masked_case = cases(spec, masked=True)
+    unit_case = cases(spec, max_abs=1.0)  # rewards in [-1, 1]: float32 comparisons at 1e-6
     seeds = st.integers(0, 2**31 - 1)
     tests = {
         "shape_and_namespace": (_prop_shape_and_namespace, {"case": jax_case}),
@@ -500,9 +532,11 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
         # reads the rewards only (it drops the mask), so any case serves: its rewards are drawn before its mask
         "bad_input": (_prop_bad_input, {"case": any_case}),
         "constant_output": (_prop_constant, {"case": any_case}),
-        "dtype_preserved": (_prop_dtype, {"case": cases(spec, max_abs=1.0)}),
+        "dtype_preserved": (_prop_dtype, {"case": unit_case}),
         "singleton_groups": (_prop_singletons, {"case": any_case}),
     }
+    if accelerator() is not None:  # else reported as not checked (_skipped)
+        tests["device_preserved"] = (_prop_device, {"case": unit_case})
     if not spec.needs_logprobs:
         tests["reward_order"] = (_prop_reward_order, {"case": any_case, "offset": st.floats(0.0, 20.0)})
     if spec.mean_centred:
@@ -537,10 +571,15 @@ def _passed(prop: str, max_examples: int) -> PropertyResult:
 
 
 def _skipped(prop: str) -> PropertyResult:
-    if prop in PROPERTIES:
-        return PropertyResult(prop, True, "not declared; skipped" if prop in ("mean_centred", "scale_invariant")
-                              else "not applicable (the advantage reads log-probs)", kind=_kind(prop))
-    raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
+    if prop not in PROPERTIES:
+        raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
+    if prop in ("mean_centred", "scale_invariant"):
+        why = "not declared; skipped"
+    elif prop == "device_preserved":
+        why = "not checked: torch sees no accelerator (CUDA or MPS) here"
+    else:
+        why = "not applicable (the advantage reads log-probs)"
+    return PropertyResult(prop, True, why, kind=_kind(prop), skipped=True)
 
 
 def _failure(prop: str, err: BaseException, counterexample: str | None) -> PropertyResult:

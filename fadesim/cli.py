@@ -195,20 +195,26 @@ def _report(spec: Any, examples: int, what: str, only: list[str] | None = None) 
     properties = [r for r in results if r.kind == "property"]
     contract = [r for r in results if r.kind == "contract"]
     print("\nproperties (the mathematics; a failure is a bug):")
+    def status(r: Any, finding: str) -> str:
+        return "SKIP" if r.skipped else "PASS" if r.passed else finding
+
     for r in properties:
-        print(f"  {'PASS' if r.passed else 'FAIL'}  {r.prop:24s} {r.detail}")
+        print(f"  {status(r, 'FAIL')}  {r.prop:24s} {r.detail}")
         if not r.passed and r.counterexample:
             for line in r.counterexample.splitlines():
                 print(f"          {line}")
     print("contract (how the function meets fadesim's call contract; a finding is a warning):")
     for r in contract:
-        print(f"  {'PASS' if r.passed else 'WARN'}  {r.prop:24s} {r.detail}")
+        print(f"  {status(r, 'WARN')}  {r.prop:24s} {r.detail}")
         if not r.passed:
             print(f"          fix: {r.fix}")
     failed = sum(not r.passed for r in properties)
     warnings = sum(not r.passed for r in contract)
-    print(f"\n{len(properties) - failed} passed, {failed} failed; {len(contract) - warnings} contract items met, "
-          f"{warnings} warning(s)")
+    skipped = [sum(r.skipped for r in rs) for rs in (properties, contract)]
+    print(f"\n{len(properties) - failed - skipped[0]} passed, {failed} failed"
+          + (f", {skipped[0]} skipped" if skipped[0] else "")
+          + f"; {len(contract) - warnings - skipped[1]} contract items met, {warnings} warning(s)"
+          + (f", {skipped[1]} not checked" if skipped[1] else ""))
     if warnings:
         print("every contract warning is fixed by decorating the function with @fadesim.advantage "
               "(see `python -c 'import fadesim; help(fadesim.advantage)'`)")

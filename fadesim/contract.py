@@ -10,6 +10,8 @@ The mathematics stays the user's; the decorator adds what every advantage owes i
 - constant output: torch results are detached and jax results wrapped in ``stop_gradient``, so no gradient
   flows from the advantages back into the rewards;
 - dtype: the output has the rewards' floating dtype (float32 in, float32 out);
+- device: a torch output is put on the rewards' device (a function that computes through numpy returns a CPU
+  tensor for CUDA rewards; the result is copied back, one copy per call);
 - namespaces: lists and scalars become numpy arrays; numpy, jax (jit/vmap) and torch arrays pass through.
 
 The wrapped function may take any subset of ``mask``, ``signals`` and ``logprobs``; a mask given to a function
@@ -29,6 +31,8 @@ from __future__ import annotations
 import functools
 import inspect
 from typing import Any, Callable
+
+import array_api_compat
 
 from fadesim._validate import _constant, prepare_companion, prepare_group_batch
 
@@ -66,7 +70,11 @@ def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2, 
                 kw["logprobs"] = None if logprobs is None else prepare_companion(logprobs, batch, name=name,
                                                                                   what="logprobs")
             xp = batch.xp
-            out = xp.asarray(f(batch.rewards, **kw))
+            out = f(batch.rewards, **kw)
+            if array_api_compat.is_torch_array(batch.rewards):  # on the rewards' device (CPU -> CUDA after numpy)
+                out = xp.asarray(out, device=array_api_compat.device(batch.rewards))
+            else:
+                out = xp.asarray(out)
             if tuple(out.shape) != tuple(batch.rewards.shape):
                 raise ValueError(f"{name}: returned shape {tuple(out.shape)} for rewards of shape "
                                  f"{tuple(batch.rewards.shape)}")

@@ -17,8 +17,11 @@
 #   3. the ladder's GPU rung: experiments/ladder.py --rungs gpt2 --model CHECKPOINT (the GPT-2 rung predicts the
 #      model rung), the model rung trained on the GPU with the sampler the bridge step used;
 #   4. the jax simulator's full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16 x 1000 steps) on
-#      jax's default device (the GPU), as a second check.
-# Rows and timings land in OUT_DIR: checkpoint.log, bridge.log, figures/, ladder.log, ladder/, sweep.json, timings.txt.
+#      jax's default device (the GPU), as a second check;
+#   5. the device contract (tests/test_check_device.py): every registered advantage on CUDA tensors keeps the
+#      device and the CPU's values, and a planted numpy detour is caught (its tests skip where there is no GPU).
+# Rows and timings land in OUT_DIR: checkpoint.log, bridge.log, figures/, ladder.log, ladder/, sweep.json,
+# device_check.log, timings.txt.
 # Budget: under 8 minutes. Sizes for a CPU dry run of the plumbing (tests/test_bridge.py): SMOKE_SFT_STEPS,
 # SMOKE_STEPS, SMOKE_LADDER_STEPS, SMOKE_SWEEP_STEPS, SMOKE_SWEEP_SEEDS, SMOKE_MEASURE_PROMPTS, and
 # GPU_SMOKE_ALLOW_CPU=1.
@@ -160,4 +163,9 @@ json.dump(row, open(f"{out}/sweep.json", "w"), indent=1)
 print(json.dumps(row))
 PY
 stamp sweep "$(( $(date +%s) - t0 ))s"
+
+# 5. the device contract on the GPU
+t0=$(date +%s)
+python3 -m pytest -p no:cacheprovider -n 0 -q -rA tests/test_check_device.py 2>&1 | tee "$OUT_DIR/device_check.log"
+stamp device_check "$(( $(date +%s) - t0 ))s"
 stamp total "$(( $(date +%s) - start ))s"

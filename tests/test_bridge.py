@@ -489,7 +489,10 @@ def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert (tmp_path / "tiny-gpt2" / "config.json").exists()
     timings = (tmp_path / "timings.txt").read_text()
-    assert all(f"{step} " in timings for step in ("checkpoint", "bridge_hf", "ladder_hf", "sweep", "total"))
+    assert all(f"{step} " in timings for step in ("checkpoint", "bridge_hf", "ladder_hf", "sweep", "device_check",
+                                                  "total"))
+    device_log = (tmp_path / "device_check.log").read_text()
+    assert "SKIPPED" in device_log and "FAILED" not in device_log  # no GPU here: the CUDA tests skip
     log = (tmp_path / "ladder.log").read_text()
     assert "[model rung, AdamW (the bridge's)] C1" in log and "[gpt2 (-) -> model (-)" in log
     assert (tmp_path / "ladder" / "ladder_quick.md").exists()

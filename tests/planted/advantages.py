@@ -134,5 +134,21 @@ def masked_in_baseline(rewards, *, mask=None, signals=None, logprobs=None):
     return out if mask is None else xp.where(mask, out, xp.zeros_like(out))
 
 
+def through_numpy(rewards, *, mask=None, signals=None, logprobs=None):
+    """Correct, validated mean-centring computed in numpy and handed back as a CPU tensor: on CUDA rewards the
+    advantages land on the CPU (the device_preserved contract item; only a GPU machine can run it)."""
+    c = np.asarray(_validated(np.asarray(rewards.detach().cpu() if hasattr(rewards, "detach") else rewards),
+                              None if mask is None else np.asarray(mask.cpu() if hasattr(mask, "cpu") else mask)))
+    if array_api_compat.is_torch_array(rewards):
+        import torch
+
+        return torch.asarray(c, dtype=rewards.dtype)
+    return array_api_compat.array_namespace(rewards).asarray(c, dtype=rewards.dtype)
+
+
+through_numpy.__fadesim__ = {"mean_centred": True}
+
 #: the same function, decorated: it now meets the contract (validation, groups of one refused, constants)
 decorated_centred = fadesim.advantage(plain_centred)
+#: decorated, the numpy detour's result is copied back to the rewards' device
+decorated_through_numpy = fadesim.advantage(through_numpy, mean_centred=True)
