@@ -5,6 +5,7 @@ vmapped call. Prints rollouts per second, ratios, the cost of a K = 4096 step re
 the compile time at each K (the task's arrays are arguments of the compiled program, not constants).
 
     python benchmarks/simulator.py [--loop-steps 3] [--reference-steps 10] [--sweep-steps 1000] [--no-scale-out]
+    python benchmarks/simulator.py --breakdown    # where a step's time goes: sampling, counts, Adam, RNG, ...
 
 The Python loop and the numpy reference run --loop-steps / --reference-steps steps and are scaled linearly
 to 200 (their cost per step is constant); the jax runs are timed in full, after a compile call.
@@ -140,6 +141,61 @@ def scale_out(steps: int) -> None:
           "(start-up and compilation included)")
 
 
+def breakdown(steps: int = 50) -> None:
+    """Where a step's time goes, each part timed alone (jit, vmap over the runs, a scan of ``steps`` steps, as in the
+    simulator): the full sign-axis sweep's shapes (168 runs, K = 32) and 8 runs at K = 4096. Two alternatives are
+    timed beside the simulator's own code; their sums are not bit-identical to it, so adopting them changes every
+    draw after the first rounding difference (and every committed --full figure with it)."""
+    import jax
+    import jax.numpy as jnp
+
+    from fadesim.sim.optim import adam_init, adam_update
+    from fadesim.tasks import softmax_policy as sp
+
+    def per_step(fn, *args) -> float:
+        def body(carry, _):
+            # inputs that depend on the carry, so XLA cannot hoist the part out of the loop
+            out = fn(*jax.tree_util.tree_map(lambda a: a + (0 * carry).astype(a.dtype), args))
+            return carry + jnp.sum(jax.tree_util.tree_leaves(out)[0]).astype(jnp.float32) * 1e-30, None
+        run = jax.jit(lambda: jax.lax.scan(body, jnp.float32(0), jnp.arange(steps))[0])
+        run().block_until_ready()
+        return timed(lambda: run().block_until_ready()) / steps * 1e3
+
+    print(f"\nwhere a step goes (ms per step, each part alone, jit + vmap over the runs, {steps}-step scan; a part "
+          "alone also writes its output, which inside the step XLA may fuse away, so the parts overlap and do not "
+          "add up)")
+    for runs, n_answers in ((21 * 8, K), (8, KS[-1])):
+        key = jax.random.PRNGKey(0)
+        theta = jax.random.normal(key, (runs, N, n_answers))
+        u = jax.random.uniform(jax.random.PRNGKey(1), (runs, N, G))
+        logp = jax.vmap(lambda t: sp.log_softmax(t, jnp))(theta)
+        actions = jax.vmap(lambda lp, uu: sp.sample_categorical(lp, uu, jnp))(logp, u)
+        w = u - 0.5
+        rows = {
+            "log_softmax": per_step(jax.vmap(lambda t: sp.log_softmax(t, jnp)), theta),
+            "cdf (exp, cumsum, normalise)": per_step(jax.vmap(
+                lambda lp: (lambda c: c / c[..., -1:])(jnp.cumsum(jnp.exp(lp), axis=-1))), logp),
+            "sample_categorical (cdf + search)": per_step(jax.vmap(lambda lp, uu: sp.sample_categorical(lp, uu, jnp)),
+                                                          logp, u),
+            "weighted_counts (the simulator's)": per_step(jax.vmap(
+                lambda a, ww: sp.weighted_counts(a, ww, n_answers, jnp)), actions, w),
+            "  alternative: scatter-add counts": per_step(jax.vmap(
+                lambda a, ww: jnp.zeros((N, n_answers), ww.dtype).at[jnp.arange(N)[:, None], a].add(ww)), actions, w),
+            "adam update": per_step(jax.vmap(lambda g, t, st: adam_update({"theta": g}, st, {"theta": t}, 0.02, jnp)[0]
+                                             ["theta"]), theta, theta, jax.vmap(lambda t: adam_init({"theta": t}, jnp))(theta)),
+            "uniforms (threefry)": per_step(jax.vmap(lambda k: jax.random.uniform(k, (N, G))), jax.random.split(key, runs)),
+        }
+        cfg = sweep_config(steps) if n_answers == K else SimConfig(advantage="grpo", G=G, steps=steps, log_every=steps,
+                                                                      optimizer="adam", lr=0.02)
+        task, seeds = bandit_task(n_answers), list(range(8))
+        sweep = {"balance": BALANCES} if n_answers == K else None
+        simulate(task, cfg, seeds=seeds, sweep=sweep)  # compile
+        full = timed(lambda: simulate(task, cfg, seeds=seeds, sweep=sweep)) / steps * 1e3
+        print(f"  {runs} runs x {N} prompts x G = {G}, K = {n_answers}: the whole simulator step {full:.2f} ms")
+        for name, ms in rows.items():
+            print(f"    {name:36s} {ms:8.2f} ms  ({ms / full:5.1%} of the step)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--loop-steps", type=int, default=3)
@@ -148,6 +204,7 @@ def main() -> int:
     ap.add_argument("--neural-steps", type=int, default=500, help="steps of the neural-rung run")
     ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
     ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
+    ap.add_argument("--breakdown", action="store_true", help="only where a step's time goes (parts timed alone)")
     ap.add_argument("--child-devices", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--child-ray", type=int, nargs=2, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -159,6 +216,9 @@ def main() -> int:
         return 0
     if args.only_scale_out:
         scale_out(args.sweep_steps)
+        return 0
+    if args.breakdown:
+        breakdown()
         return 0
     rollouts = N * G * STEPS
     cfg = SimConfig(advantage="grpo", G=G, steps=STEPS, log_every=10, optimizer="adam", lr=0.02)
