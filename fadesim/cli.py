@@ -195,6 +195,7 @@ def _report(spec: Any, examples: int, what: str, only: list[str] | None = None) 
     properties = [r for r in results if r.kind == "property"]
     contract = [r for r in results if r.kind == "contract"]
     print("\nproperties (the mathematics; a failure is a bug):")
+
     def status(r: Any, finding: str) -> str:
         return "SKIP" if r.skipped else "PASS" if r.passed else finding
 

@@ -25,7 +25,15 @@ def unit_key(spec: Mapping[str, Any]) -> str:
 
 
 def _umask() -> int:
-    """The process's umask (read by setting it and putting it back: os has no getter)."""
+    """The process's umask: from /proc (Linux), else by setting it and putting it back (os has no getter; that
+    briefly changes it for every thread of the process)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
