@@ -77,6 +77,13 @@ def pytest_ignore_collect(collection_path, config):
     return True if not (selects({"integration"}) or selects({"integration", "slow"})) else None
 
 
+def pytest_collection_modifyitems(session, config, items):
+    """Tests marked ``heavy`` (several seconds each) first. xdist's loadgroup hands out the groups first (most tests
+    first), then single tests in collection order, one at a time to whichever worker is free: a long test left to the
+    end keeps one worker busy while the other waits. The same stable order on every worker."""
+    items.sort(key=lambda item: item.get_closest_marker("heavy") is None)
+
+
 def pytest_collection_finish(session):
     """With --dist loadgroup, xdist marks a grouped test by suffixing its node id with ``@group`` on the worker; if
     that suffix is missing the grouping is silently lost (pytest 9.2 with xdist 3.8: pytest-xdist issue 1386), the

@@ -69,6 +69,7 @@ def test_a_planted_bug_found_by_the_screen_is_shrunk_for_its_own_property(functi
     assert result.counterexample.count("],") <= 3, result.counterexample
 
 
+@pytest.mark.heavy
 def test_the_screen_and_separate_runs_agree_on_every_planted_function():
     """Which properties fail is the same whether they are screened together or run one by one."""
     for function in ("ignores_mask", "relative_to_mean"):  # properties and contract items, failing and passing

@@ -18,6 +18,7 @@ TINY = ["--n-balances", "5", "--seeds", "3", "--n-prompts", "16", "--n-answers",
         "--llm-width", "4"]
 
 
+@pytest.mark.heavy
 def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     import sign_axis
 
@@ -46,6 +47,7 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     assert tables.count("**") == 2 * 3  # one table per claim
 
 
+@pytest.mark.heavy
 def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
     import sign_axis
 
@@ -127,6 +129,7 @@ def _run(args, kill_at=0):
                           env={**os.environ, "KILL_AT": str(kill_at)}, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.heavy
 def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path, capsys):
     import sign_axis
 
@@ -156,6 +159,7 @@ def _verdict_lines(out):
     return [line for line in out.splitlines() if "CONFIRMED" in line]
 
 
+@pytest.mark.heavy
 def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
     import difficulty_axis
 
@@ -251,6 +255,7 @@ def test_calibration_figure_fits_the_published_curve(tmp_path, capsys):
     assert (tmp_path / "calibration.png").stat().st_size > 10_000
 
 
+@pytest.mark.heavy
 def test_ladder_prints_a_verdict_per_claim_with_table_and_figure(tmp_path, capsys):
     import ladder
 

@@ -58,6 +58,7 @@ SHARDED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy
 def test_sharded_sweep_equals_the_one_device_sweep_on_two_virtual_devices():
     env = {**os.environ, "XLA_FLAGS": f"{os.environ.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count=2",
            "JAX_PLATFORMS": "cpu"}

@@ -30,6 +30,7 @@ def test_numpy_and_jax_trajectories_are_identical_given_the_same_draws(task_name
     assert_jax_equals_numpy(make_task(task_name, **TASKS[task_name]), cfg, 7, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.heavy
 def test_the_suites_xla_optimisation_level_computes_the_default_levels_numbers():
     """conftest compiles the suite's jax programs at LLVM level 0 with the elemental emitters (speed only); a
     subprocess at XLA's default flags runs the same short simulations, which must agree to float32 rounding."""
@@ -320,6 +321,7 @@ def test_to_frame_is_tidy():
     assert df.loc[df.step == 0, "positive_mass"].isna().all()
 
 
+@pytest.mark.heavy
 def test_negative_mass_overtakes_balanced_logit_norm_growth_late_in_training():
     """The sign-axis geometry claim at small scale holds late, not early: NSR-only's logit-norm growth is below
     balanced's at step 100 and above it at step 1000 (bandit, Adam; PSR-only grows it most throughout)."""
