@@ -430,14 +430,14 @@ def sign_predictions(effects: list[dict]) -> dict[tuple[str, str, str], str]:
     return out
 
 
-def ladder_table(effects: list[dict], predicted: dict) -> str:
-    lines = ["| claim | rung | regime | verdict | effect (95% CI) | measured | sign predicted by the rung below |",
-             "|---|---|---|---|---|---|---|"]  # regime '-': the rung has no toy / llm presets
+def ladder_table(effects: list[dict], predicted: dict, s: Settings) -> str:
+    lines = ["| claim | rung | regime | optimizer | verdict | effect (95% CI) | measured | sign predicted by the rung below |",
+             "|---|---|---|---|---|---|---|---|"]  # regime '-': the rung has no toy / llm presets
     for e in effects:
         v = "n/a" if e["ok"] is None else verdict(bool(e["ok"]))
         eff = "—" if np.isnan(e["effect"]) else f"{e['effect']:+.3g} ± {e['ci']:.2g}"
-        lines.append(f"| {e['claim']} {CLAIMS[e['claim']]} | {e['rung']} | {e['regime']} | {v} | {eff} | {e['note']} | "
-                     f"{predicted[(e['rung'], e['regime'], e['claim'])]} |")
+        lines.append(f"| {e['claim']} {CLAIMS[e['claim']]} | {e['rung']} | {e['regime']} | {optimizer_of(e['rung'], s)} "
+                     f"| {v} | {eff} | {e['note']} | {predicted[(e['rung'], e['regime'], e['claim'])]} |")
     return "\n".join(lines)
 
 
@@ -497,9 +497,8 @@ def main(argv: list[str] | None = None) -> int:
               f"is predicted: {verdict(bool(o.predicted))} (Kendall tau {o.tau:+.2f}, 95% CI [{o.lo:+.2f}, {o.hi:+.2f}])")
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)
-    table = ladder_table(effects, predicted)
-    (figures / f"ladder_{suffix}.md").write_text(
-        f"# Fidelity ladder ({suffix}; optimizer {settings.optimizer})\n\n{table}\n")
+    table = ladder_table(effects, predicted, settings)
+    (figures / f"ladder_{suffix}.md").write_text(f"# Fidelity ladder ({suffix})\n\n{table}\n")
     write_atomic(figures / f"ladder_{suffix}.csv", pd.DataFrame(effects))
     write_atomic(figures / f"ladder_orderings_{suffix}.csv", orders)
     print(f"table: {figures / f'ladder_{suffix}.md'}")

@@ -495,7 +495,8 @@ def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     assert "SKIPPED" in device_log and "FAILED" not in device_log  # no GPU here: the CUDA tests skip
     log = (tmp_path / "ladder.log").read_text()
     assert "[model rung, AdamW (the bridge's)] C1" in log and "[gpt2 (-) -> model (-)" in log
-    assert (tmp_path / "ladder" / "ladder_quick.md").exists()
+    assert "| C1 positive mass collapses entropy | model | - | AdamW (the bridge's) |" in (
+        tmp_path / "ladder" / "ladder_quick.md").read_text()
     warm_up = re.search(r"exact mean pass@1 (\S+) -> (\S+)", (tmp_path / "checkpoint.log").read_text())
     assert warm_up and 0 < float(warm_up[1]) < 1 and 0 < float(warm_up[2]) < 1
     sweep = json.loads((tmp_path / "sweep.json").read_text())
