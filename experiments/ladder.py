@@ -431,7 +431,8 @@ def sign_predictions(effects: list[dict]) -> dict[tuple[str, str, str], str]:
 
 
 def ladder_table(effects: list[dict], predicted: dict, s: Settings) -> str:
-    lines = ["| claim | rung | regime | optimizer | verdict | effect (95% CI) | measured | sign predicted by the rung below |",
+    lines = ["| claim | rung | regime | optimizer | verdict | effect (95% CI) | measured "
+             "| sign predicted by the rung below |",
              "|---|---|---|---|---|---|---|---|"]  # regime '-': the rung has no toy / llm presets
     for e in effects:
         v = "n/a" if e["ok"] is None else verdict(bool(e["ok"]))
