@@ -10,14 +10,18 @@ numbers, k/G -> p).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Union
 
 import numpy as np
 import sympy as sp
 from scipy import stats
 
 k, G, p = sp.symbols("k G p", positive=True)
+
+#: a G -> oo limit: the expression, or a function that computes it on first use (``deferred_limit``)
+Limit = Union[sp.Expr, Callable[[], sp.Expr]]
 
 
 @dataclass(frozen=True)
@@ -31,10 +35,19 @@ class Derivation:
     params: Mapping[str, float] = field(default_factory=dict)  # registry parameter values used
     substitutions: Mapping[sp.Symbol, float] = field(default_factory=dict)  # numeric values of symbols
     informative: Callable[[np.ndarray, int], np.ndarray] = lambda kk, GG: (kk > 0) & (kk < GG)
-    limit_pos: sp.Expr | None = None  # G -> oo positive mass per rollout, in p
-    limit_neg: sp.Expr | None = None
+    large_g_pos: Limit | None = None  # G -> oo positive mass per rollout, in p (read it as ``limit_pos``)
+    large_g_neg: Limit | None = None  # the negative mass, read as ``limit_neg``
     signals: Mapping[str, float] | None = None  # FADE's signals at which the forms hold
     note: str = ""
+
+    @functools.cached_property
+    def limit_pos(self) -> sp.Expr | None:
+        """G -> oo positive mass per rollout, in p (computed on first read where it was deferred)."""
+        return _resolve(self.large_g_pos)
+
+    @functools.cached_property
+    def limit_neg(self) -> sp.Expr | None:
+        return _resolve(self.large_g_neg)
 
     @property
     def label(self) -> str:
@@ -76,9 +89,21 @@ class Derivation:
         return float(ps[int(np.argmax(pos + neg))])
 
 
+def _resolve(limit: Limit | None) -> sp.Expr | None:
+    # not callable(): a sympy Symbol is callable (it makes an undefined function)
+    return limit if limit is None or isinstance(limit, sp.Basic) else limit()
+
+
+@functools.lru_cache(maxsize=None)
 def large_group_limit(per_rollout: sp.Expr) -> sp.Expr:
     """lim_{G -> oo} of an expression in (k, G) with k = p G substituted, simplified."""
     return sp.simplify(sp.limit(per_rollout.subs(k, p * G), G, sp.oo))
+
+
+def deferred_limit(per_rollout: sp.Expr) -> Callable[[], sp.Expr]:
+    """``large_group_limit``, computed when first read: sympy takes seconds for the limits, and importing the
+    derivations (every test worker's collection does) should not pay for them."""
+    return functools.partial(large_group_limit, per_rollout)
 
 
 def symbolic_expected_mass(a_expr: sp.Expr, count: sp.Expr) -> sp.Expr:

@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a 
 
 import sympy as sp
 
-from derivations.common import Derivation, G, k, large_group_limit, p
+from derivations.common import Derivation, G, deferred_limit, k, p
 from derivations.group_relative import eps, std_unbiased
 
 gamma, beta = sp.symbols("gamma beta", positive=True)
@@ -25,7 +25,7 @@ grpo_pos = (1 - k / G) / (std_unbiased + eps)
 grpo_neg = -(k / G) / (std_unbiased + eps)
 mean_exp = (k * sp.exp(beta) + G - k) / G
 
-focal_limit = large_group_limit((k / G) * (1 - k / G) ** gamma * (1 - k / G) / std_unbiased)
+focal_limit = deferred_limit((k / G) * (1 - k / G) ** gamma * (1 - k / G) / std_unbiased)
 focal_peak = sp.solve(sp.diff(sp.log((1 - p) ** gamma * sp.sqrt(p * (1 - p))), p), p)[0]
 
 
@@ -33,12 +33,12 @@ def build(gamma_value: float = 1.0, beta_value: float = 2.0) -> list[Derivation]
     return [
         Derivation("focal", "difficulty", a_pos=(1 - k / G) ** gamma * grpo_pos, a_neg=(1 - k / G) ** gamma * grpo_neg,
                    params={"gamma": gamma_value}, substitutions={eps: 1e-6, gamma: gamma_value},
-                   limit_pos=focal_limit, limit_neg=focal_limit,
+                   large_g_pos=focal_limit, large_g_neg=focal_limit,
                    note=f"Large-G peak of the mass at p* = {focal_peak}."),
         Derivation("risk_sensitive", "difficulty", a_pos=(sp.exp(beta) / mean_exp - 1) / beta,
                    a_neg=(1 / mean_exp - 1) / beta, params={"beta": beta_value}, substitutions={beta: beta_value},
-                   limit_pos=large_group_limit((k / G) * (sp.exp(beta) / mean_exp - 1) / beta),
-                   limit_neg=large_group_limit((1 - k / G) * (1 - 1 / mean_exp) / beta)),
+                   large_g_pos=deferred_limit((k / G) * (sp.exp(beta) / mean_exp - 1) / beta),
+                   large_g_neg=deferred_limit((1 - k / G) * (1 - 1 / mean_exp) / beta)),
     ]
 
 

@@ -16,7 +16,7 @@ if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a 
 
 import sympy as sp
 
-from derivations.common import Derivation, G, k, large_group_limit
+from derivations.common import Derivation, G, deferred_limit, k
 from derivations.group_relative import eps, std_unbiased
 
 eta = sp.Symbol("eta", nonnegative=True)
@@ -37,8 +37,8 @@ def build(eta_value: float) -> Derivation:
         "fade", "FADE", a_pos=a_pos, a_neg=a_neg, params={"eta": eta_value},
         substitutions={eps: 1e-6, eta: eta_value},
         signals={"entropy": eta_value, "initial_entropy": 1.0},
-        limit_pos=large_group_limit(((k / G) * weight * (1 - k / G) / std_unbiased).subs(eta, eta_value)),
-        limit_neg=large_group_limit(((1 - k / G) * lam_neg_t * weight * (k / G) / std_unbiased).subs(eta, eta_value)),
+        large_g_pos=deferred_limit(((k / G) * weight * (1 - k / G) / std_unbiased).subs(eta, eta_value)),
+        large_g_neg=deferred_limit(((1 - k / G) * lam_neg_t * weight * (k / G) / std_unbiased).subs(eta, eta_value)),
     )
 
 

@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a 
 
 import sympy as sp
 
-from derivations.common import Derivation, G, binomial_moment_form, k, large_group_limit, p
+from derivations.common import Derivation, G, binomial_moment_form, deferred_limit, k, p
 
 eps = sp.Symbol("epsilon", nonnegative=True)
 std_unbiased = sp.sqrt(k * (G - k) / (G * (G - 1)))
@@ -26,18 +26,18 @@ median_value = sp.Piecewise((0, k < G / 2), (1, k > G / 2), (sp.Rational(1, 2), 
 DERIVATIONS = [
     Derivation("grpo", "group-relative", a_pos=(1 - k / G) / (std_unbiased + eps), a_neg=-(k / G) / (std_unbiased + eps),
                substitutions={eps: 1e-6},
-               limit_pos=large_group_limit((k / G) * (1 - k / G) / std_unbiased),
-               limit_neg=large_group_limit((1 - k / G) * (k / G) / std_unbiased),
+               large_g_pos=deferred_limit((k / G) * (1 - k / G) / std_unbiased),
+               large_g_neg=deferred_limit((1 - k / G) * (k / G) / std_unbiased),
                note="E[M+-] has no closed form (the std is a square root); exact finite sum. Limits at eps = 0."),
     Derivation("dr_grpo", "group-relative", a_pos=1 - k / G, a_neg=-k / G,
-               limit_pos=large_group_limit((k / G) * (1 - k / G)), limit_neg=large_group_limit((1 - k / G) * (k / G))),
+               large_g_pos=deferred_limit((k / G) * (1 - k / G)), large_g_neg=deferred_limit((1 - k / G) * (k / G))),
     Derivation("rloo", "group-relative", a_pos=G / (G - 1) * (1 - k / G), a_neg=-G / (G - 1) * k / G,
-               limit_pos=large_group_limit((k / G) * G / (G - 1) * (1 - k / G)),
-               limit_neg=large_group_limit((1 - k / G) * G / (G - 1) * k / G)),
+               large_g_pos=deferred_limit((k / G) * G / (G - 1) * (1 - k / G)),
+               large_g_neg=deferred_limit((1 - k / G) * G / (G - 1) * k / G)),
     Derivation("median", "group-relative", a_pos=(1 - median_value) / (std_unbiased + eps),
                a_neg=-median_value / (std_unbiased + eps), substitutions={eps: 1e-6},
-               limit_pos=sp.Piecewise((sp.sqrt(p / (1 - p)), p < sp.Rational(1, 2)), (0, True)),
-               limit_neg=sp.Piecewise((sp.sqrt((1 - p) / p), p > sp.Rational(1, 2)), (0, True)),
+               large_g_pos=sp.Piecewise((sp.sqrt(p / (1 - p)), p < sp.Rational(1, 2)), (0, True)),
+               large_g_neg=sp.Piecewise((sp.sqrt((1 - p) / p), p > sp.Rational(1, 2)), (0, True)),
                note="Not mean-centred: mass is all positive on hard prompts (p < 1/2), all negative on easy ones."),
 ]
 

@@ -18,7 +18,7 @@ if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a 
 
 import sympy as sp
 
-from derivations.common import Derivation, G, k, p
+from derivations.common import Derivation, G, Limit, deferred_limit, k
 
 K_DEFAULT = 4
 
@@ -45,10 +45,9 @@ def pkpo_forms(K: int) -> tuple[sp.Expr, sp.Expr]:
     return K * (1 - rho(G - 1, k - 1, K)), K * (rho(G - 1, k, K - 1) - rho(G - 1, k, K))
 
 
-def _limits(a_pos: sp.Expr, a_neg: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
-    lp = sp.simplify(sp.limit(((k / G) * a_pos).subs(k, p * G), G, sp.oo))
-    ln = sp.simplify(sp.limit(((1 - k / G) * -a_neg).subs(k, p * G), G, sp.oo))
-    return lp, ln
+def _limits(a_pos: sp.Expr, a_neg: sp.Expr) -> tuple[Limit, Limit]:
+    """The G -> oo masses per rollout, each computed when first read (seconds of sympy)."""
+    return deferred_limit((k / G) * a_pos), deferred_limit((1 - k / G) * -a_neg)
 
 
 def build(K: int = K_DEFAULT) -> list[Derivation]:
@@ -58,11 +57,11 @@ def build(K: int = K_DEFAULT) -> list[Derivation]:
     return [
         Derivation("pass_at_k", "pass@k", a_pos=pk_pos, a_neg=pk_neg, params={"K": K},
                    informative=lambda kk, GG, K=K: (kk > 0) & (GG - kk >= K),
-                   limit_pos=pk_lim[0], limit_neg=pk_lim[1],
+                   large_g_pos=pk_lim[0], large_g_neg=pk_lim[1],
                    note=f"Groups with fewer than K = {K} wrong rollouts have R = 1 and carry no mass."),
         Derivation("pkpo", "pass@k", a_pos=pp_pos, a_neg=pp_neg, params={"K": K},
                    informative=lambda kk, GG: (kk > 0) & (kk < GG),
-                   limit_pos=pp_lim[0], limit_neg=pp_lim[1]),
+                   large_g_pos=pp_lim[0], large_g_neg=pp_lim[1]),
     ]
 
 
