@@ -7,6 +7,10 @@ trains for the same window. A static setting is FADE with a constant schedule: f
 negative-advantage weight lam_neg (lam_neg < 1 suppresses negatives, 1 is balanced, > 1 favours them).
 
 Claim checked: exploration favours balance and hard focus; exploitation favours suppression and medium focus.
+Each part is a region of the grid (e.g. lam_neg < 1). The first half of the seeds picks the best setting inside the
+region and the best outside it; the second half judges them: CONFIRMED when the inside setting's progress minus the
+outside one's, paired by seed, has a 95% interval above 0. A tie is NOT CONFIRMED (the single best of the grid,
+chosen and judged on the same seeds, would turn ties into verdicts).
 Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm), optimizer (adam_shared / adam, also the
 GRPO warm-up's) and task.
 
@@ -21,6 +25,7 @@ import itertools
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -41,7 +46,7 @@ from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task  # noqa: E40
 class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     gammas: str = "0,1,2,3"
     lam_negs: str = "0.25,0.5,1,1.5"
-    seeds: int = 4
+    seeds: int = 4  # the first half picks the settings, the second half judges them
     regimes: tuple[str, ...] = ("toy", "llm")
     optimizers: tuple[str, ...] = ("adam_shared",)
     n_prompts: int = 256
@@ -59,7 +64,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(seeds=8, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4",
+FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4",
                 lam_negs="0.1,0.25,0.5,0.75,1,1.5,2", optimizers=("adam_shared", "adam"))
 
 
@@ -137,37 +142,96 @@ def progress(df: pd.DataFrame, metric: str = "pass@1") -> pd.DataFrame:
     return out
 
 
+def split_seeds(prog: pd.DataFrame) -> tuple[list[int], list[int]]:
+    """Tuning seeds (the first half) pick the settings; held-out seeds (the second half) judge them."""
+    seeds = sorted(int(x) for x in prog.seed.unique())
+    if len(seeds) < 2:
+        raise ValueError(f"phase_shift needs at least 2 seeds (half pick the settings, half judge them); got {seeds}")
+    half = len(seeds) // 2
+    return seeds[:half], seeds[half:]
+
+
 def best_settings(prog: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[float, float, float, float]]:
-    """(regime, optimizer, task, phase) -> (gamma, lam_neg, mean progress, 95% half-width) of the best static
-    setting."""
+    """(regime, optimizer, task, phase) -> (gamma, lam_neg, held-out mean progress, 95% half-width) of the static
+    setting with the most mean progress on the tuning seeds."""
+    tune, held = split_seeds(prog)
     out = {}
     for key, part in prog.groupby(["regime", "optimizer", "task", "phase"]):
-        means = part.groupby(["gamma", "lam_neg"]).progress.mean()
+        means = part[part.seed.isin(tune)].groupby(["gamma", "lam_neg"]).progress.mean()
         g, lam = means.idxmax()
-        m, h = ci95(part[(part.gamma == g) & (part.lam_neg == lam)].progress)
+        m, h = ci95(part[(part.gamma == g) & (part.lam_neg == lam) & part.seed.isin(held)].progress)
         out[key] = (float(g), float(lam), m, h)
     return out
 
 
+@dataclass(frozen=True)
+class ClaimTest:
+    """The claim's best setting against the best setting that contradicts it, both picked on the tuning seeds;
+    ``gain``: held-out progress of the first minus the second, paired by seed (mean, 95% half-width)."""
+
+    inside: tuple[float, float] | None  # (gamma, lam_neg)
+    outside: tuple[float, float] | None
+    gain: float
+    half_width: float
+    n_held_out: int
+
+    @property
+    def confirmed(self) -> bool:
+        return self.inside is not None and self.outside is not None and self.gain - self.half_width > 0
+
+    def describe(self) -> str:
+        if self.inside is None or self.outside is None:
+            return f"the grid has no setting {'inside' if self.inside is None else 'outside'} the claim"
+        (gi, li), (go, lo) = self.inside, self.outside
+        return (f"claim's best gamma = {gi:g}, lam_neg = {li:g} vs the rest's best gamma = {go:g}, lam_neg = {lo:g}: "
+                f"{self.gain * 1e3:+.3g} +- {self.half_width * 1e3:.2g} per 1000 steps on {self.n_held_out} held-out seeds")
+
+
+def claim_test(part: pd.DataFrame, in_claim: Callable[[float, float], bool]) -> ClaimTest:
+    """Pick the best setting (mean progress on the tuning seeds) inside and outside the claim; judge the pair on the
+    held-out seeds."""
+    tune, held = split_seeds(part)
+    means = part[part.seed.isin(tune)].groupby(["gamma", "lam_neg"]).progress.mean()
+    inside = means[[in_claim(g, lam) for g, lam in means.index]]
+    outside = means[[not in_claim(g, lam) for g, lam in means.index]]
+    if inside.empty or outside.empty:
+        return ClaimTest(None if inside.empty else inside.idxmax(), None if outside.empty else outside.idxmax(),
+                         float("nan"), float("nan"), len(held))
+    best_in, best_out = inside.idxmax(), outside.idxmax()
+    by_seed = part[part.seed.isin(held)].set_index(["gamma", "lam_neg", "seed"]).progress
+    gain, half = ci95(by_seed.loc[best_in].loc[held].values - by_seed.loc[best_out].loc[held].values)
+    return ClaimTest(tuple(map(float, best_in)), tuple(map(float, best_out)), gain, half, len(held))
+
+
 def verdicts(prog: pd.DataFrame) -> list[str]:
+    """Each claim CONFIRMED when its best setting beats the best setting outside it on the held-out seeds (95%
+    interval of the paired gain above 0); a tie, or a win for the rest, is NOT CONFIRMED."""
     best = best_settings(prog)
+    tune, held = split_seeds(prog)
     lines = []
     for (regime, opt, task), run in prog.groupby(["regime", "optimizer", "task"], sort=False):
         ge, le, me, he = best[(regime, opt, task, "early")]
         gl, ll, ml, hl = best[(regime, opt, task, "late")]
-        h_early = run[run.phase == "early"].start_entropy.mean()
-        h_late = run[run.phase == "late"].start_entropy.mean()
+        early, late = run[run.phase == "early"], run[run.phase == "late"]
+        h_early, h_late = early.start_entropy.mean(), late.start_entropy.mean()
         tag = f"[{regime} regime, {task}, {opt}]"
+        claims = [
+            ("exploration favours balance (0.75 <= lam_neg <= 1.25)", early, lambda g, lam: 0.75 <= lam <= 1.25),
+            ("exploration favours hard focus (gamma >= 1)", early, lambda g, lam: g >= 1),
+            ("exploitation favours suppressing negatives (lam_neg < 1)", late, lambda g, lam: lam < 1),
+            ("exploitation favours medium focus (" + (f"gamma below early's best, {ge:g}, or 0)" if ge > 0 else
+                                                      "gamma 0, early's best)"), late,
+             lambda g, lam: g < ge or g == 0),
+        ]
         lines += [
             f"{tag} phases: early starts at entropy {h_early:.3f}, late at {h_late:.3f} (ratio {h_late / h_early:.2f})",
-            f"{tag} best static early: gamma = {ge:g}, lam_neg = {le:g} (pass@1 gain {me * 1e3:.3f} +- {he * 1e3:.3f} "
-            f"per 1000 steps); late: gamma = {gl:g}, lam_neg = {ll:g} ({ml * 1e3:.3f} +- {hl * 1e3:.3f})",
-            f"{tag} exploration favours balance (0.75 <= lam_neg <= 1.25): {verdict(0.75 <= le <= 1.25)} (best early lam_neg = {le:g})",
-            f"{tag} exploration favours hard focus (gamma >= 1): {verdict(ge >= 1)} (best early gamma = {ge:g})",
-            f"{tag} exploitation favours suppressing negatives (lam_neg < 1): {verdict(ll < 1)} (best late lam_neg = {ll:g})",
-            f"{tag} exploitation favours medium focus (gamma below early's, or 0): {verdict(gl < ge or gl == 0)} "
-            f"(best late gamma = {gl:g})",
+            f"{tag} best static on tuning seeds {tune[0]}-{tune[-1]}, pass@1 gain per 1000 steps on held-out seeds "
+            f"{held[0]}-{held[-1]}: early gamma = {ge:g}, lam_neg = {le:g} ({me * 1e3:.3f} +- {he * 1e3:.3f}); "
+            f"late gamma = {gl:g}, lam_neg = {ll:g} ({ml * 1e3:.3f} +- {hl * 1e3:.3f})",
         ]
+        for text, part, in_claim in claims:
+            test = claim_test(part, in_claim)
+            lines.append(f"{tag} {text}: {verdict(test.confirmed)} ({test.describe()})")
     return lines
 
 

@@ -195,6 +195,29 @@ def test_phase_shift_prints_verdicts_and_figures(tmp_path, capsys):
     assert (tmp_path / "fig" / "phase_shift_llm_adam_shared_bandit_early_quick.png").exists()
 
 
+def test_phase_shift_claims_are_picked_on_tuning_seeds_and_judged_on_held_out_ones():
+    import phase_shift
+
+    def frame(progress):  # progress[(gamma, lam_neg)] = one value per seed 0..5 (0-2 tune, 3-5 judge)
+        return pd.DataFrame([{"gamma": g, "lam_neg": lam, "seed": seed, "progress": v}
+                             for (g, lam), values in progress.items() for seed, v in enumerate(values)])
+
+    suppress = lambda g, lam: lam < 1  # noqa: E731
+    clear = frame({(0.0, 0.5): [3, 3.1, 2.9, 3, 3.2, 2.8], (0.0, 1.0): [1, 1.1, 0.9, 1, 1.2, 0.8]})
+    test = phase_shift.claim_test(clear, suppress)
+    assert test.confirmed and test.inside == (0.0, 0.5) and test.outside == (0.0, 1.0) and test.n_held_out == 3
+    assert abs(test.gain - 2.0) < 1e-12
+    # best on the tuning seeds, no better than the rest on the held-out ones: a tie, not a verdict
+    lucky = frame({(0.0, 0.5): [3, 3.1, 2.9, 1, 1.2, 0.8], (0.0, 1.0): [1, 1.1, 0.9, 1.1, 1.0, 0.9]})
+    assert not phase_shift.claim_test(lucky, suppress).confirmed
+    # the rest wins on the held-out seeds
+    assert not phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6, (0.0, 1.0): [2, 2, 2, 2.1, 2, 1.9]}), suppress).confirmed
+    empty = phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6}), suppress)
+    assert not empty.confirmed and "no setting outside the claim" in empty.describe()
+    with pytest.raises(ValueError, match="at least 2 seeds"):
+        phase_shift.split_seeds(frame({(0.0, 0.5): [1.0]}))
+
+
 def test_fade_vs_static_prints_verdicts_and_figures(tmp_path, capsys):
     import fade_vs_static
 
