@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
-                                executor_from_args, llm_task, parse_settings, run_units, verdict)
+                                executor_from_args, llm_task, parse_settings, run_units, split_seeds,
+                                verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
 from fadesim.results import ResultStore  # noqa: E402
 from fadesim.sim import SimConfig, simulate  # noqa: E402
@@ -142,19 +143,10 @@ def progress(df: pd.DataFrame, metric: str = "pass@1") -> pd.DataFrame:
     return out
 
 
-def split_seeds(prog: pd.DataFrame) -> tuple[list[int], list[int]]:
-    """Tuning seeds (the first half) pick the settings; held-out seeds (the second half) judge them."""
-    seeds = sorted(int(x) for x in prog.seed.unique())
-    if len(seeds) < 2:
-        raise ValueError(f"phase_shift needs at least 2 seeds (half pick the settings, half judge them); got {seeds}")
-    half = len(seeds) // 2
-    return seeds[:half], seeds[half:]
-
-
 def best_settings(prog: pd.DataFrame) -> dict[tuple[str, str, str, str], tuple[float, float, float, float]]:
     """(regime, optimizer, task, phase) -> (gamma, lam_neg, held-out mean progress, 95% half-width) of the static
     setting with the most mean progress on the tuning seeds."""
-    tune, held = split_seeds(prog)
+    tune, held = split_seeds(prog.seed, "phase_shift")
     out = {}
     for key, part in prog.groupby(["regime", "optimizer", "task", "phase"]):
         means = part[part.seed.isin(tune)].groupby(["gamma", "lam_neg"]).progress.mean()
@@ -190,7 +182,7 @@ class ClaimTest:
 def claim_test(part: pd.DataFrame, in_claim: Callable[[float, float], bool]) -> ClaimTest:
     """Pick the best setting (mean progress on the tuning seeds) inside and outside the claim; judge the pair on the
     held-out seeds."""
-    tune, held = split_seeds(part)
+    tune, held = split_seeds(part.seed, "phase_shift")
     means = part[part.seed.isin(tune)].groupby(["gamma", "lam_neg"]).progress.mean()
     inside = means[[in_claim(g, lam) for g, lam in means.index]]
     outside = means[[not in_claim(g, lam) for g, lam in means.index]]
@@ -207,7 +199,7 @@ def verdicts(prog: pd.DataFrame) -> list[str]:
     """Each claim CONFIRMED when its best setting beats the best setting outside it on the held-out seeds (95%
     interval of the paired gain above 0); a tie, or a win for the rest, is NOT CONFIRMED."""
     best = best_settings(prog)
-    tune, held = split_seeds(prog)
+    tune, held = split_seeds(prog.seed, "phase_shift")
     lines = []
     for (regime, opt, task), run in prog.groupby(["regime", "optimizer", "task"], sort=False):
         ge, le, me, he = best[(regime, opt, task, "early")]

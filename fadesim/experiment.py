@@ -231,5 +231,16 @@ def ci95(values: Iterable[float]) -> tuple[float, float]:
     return float(values.mean()), float(half)
 
 
+def split_seeds(seeds: Iterable[int], experiment: str = "this experiment") -> tuple[list[int], list[int]]:
+    """(tuning seeds, held-out seeds): the first half of the distinct seeds picks a setting, the second half judges
+    it, so a verdict is not decided by the same noise that chose the setting."""
+    distinct = sorted({int(x) for x in seeds})
+    if len(distinct) < 2:
+        raise ValueError(f"{experiment} needs at least 2 seeds (half pick the settings, half judge them); "
+                         f"got {distinct}")
+    half = len(distinct) // 2
+    return distinct[:half], distinct[half:]
+
+
 def verdict(ok: bool) -> str:
     return "CONFIRMED" if ok else "NOT CONFIRMED"

@@ -214,8 +214,11 @@ def test_phase_shift_claims_are_picked_on_tuning_seeds_and_judged_on_held_out_on
     assert not phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6, (0.0, 1.0): [2, 2, 2, 2.1, 2, 1.9]}), suppress).confirmed
     empty = phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6}), suppress)
     assert not empty.confirmed and "no setting outside the claim" in empty.describe()
-    with pytest.raises(ValueError, match="at least 2 seeds"):
-        phase_shift.split_seeds(frame({(0.0, 0.5): [1.0]}))
+    from fadesim.experiment import split_seeds
+
+    assert split_seeds([3, 1, 2, 0, 1]) == ([0, 1], [2, 3]) and split_seeds(range(5)) == ([0, 1], [2, 3, 4])
+    with pytest.raises(ValueError, match="phase_shift needs at least 2 seeds"):
+        phase_shift.claim_test(frame({(0.0, 0.5): [1.0], (0.0, 1.0): [2.0]}), suppress)
 
 
 def test_fade_vs_static_prints_verdicts_and_figures(tmp_path, capsys):
