@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     df = run_sweep(settings, ResultStore(Path(args.out) / suffix), executor)
     for line in verdicts(df, theory, settings):
         print(line)
-    for path in make_figures(df, theory, settings, Path(args.figures), suffix):
+    for path in [] if args.no_figures else make_figures(df, theory, settings, Path(args.figures), suffix):
         print(f"figure: {path}")
     return 0
 

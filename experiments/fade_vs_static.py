@@ -283,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
         print(table.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
     for line in lines:
         print(line)
-    for path in make_figures(summary, table, Path(args.figures), suffix):
+    for path in [] if args.no_figures else make_figures(summary, table, Path(args.figures), suffix):
         print(f"figure: {path}")
     return 0
 

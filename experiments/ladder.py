@@ -503,7 +503,8 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(figures / f"ladder_{suffix}.csv", pd.DataFrame(effects))
     write_atomic(figures / f"ladder_orderings_{suffix}.csv", orders)
     print(f"table: {figures / f'ladder_{suffix}.md'}")
-    print(f"figure: {effects_figure(effects, figures / f'ladder_{suffix}.png')}")
+    if not args.no_figures:
+        print(f"figure: {effects_figure(effects, figures / f'ladder_{suffix}.png')}")
     return 0
 
 

@@ -252,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in verdicts(progress(df, "pass@16")):
         if "favours" in line:
             print("  " + line)
-    for path in make_figures(prog, Path(args.figures), suffix):
+    for path in [] if args.no_figures else make_figures(prog, Path(args.figures), suffix):
         print(f"figure: {path}")
     return 0
 

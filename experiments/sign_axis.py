@@ -380,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
     tmp.write_text(verdict_tables(df))
     tmp.replace(tables)
     print(f"verdict tables: {tables}")
+    if args.no_figures:
+        return 0
     for path in [make_theory_figure(table, settings, figures, suffix)] + make_figures(df, settings, figures, suffix):
         print(f"figure: {path}")
     return 0

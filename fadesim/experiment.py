@@ -62,6 +62,9 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
     mode.add_argument("--full", action="store_true", help="the published figure's sweep")
     ap.add_argument("--out", default=str(root / "results" / name), help="result folder (resumable)")
     ap.add_argument("--figures", default=str(root / "paper_figures"), help="figure folder")
+    ap.add_argument("--no-figures", action="store_true",
+                    help="compute, store and print everything but draw no figure (a sweep on a headless node: "
+                         "rerun without this flag to draw them from the stored results)")
     kinds = {"int": int, "float": float, "str": str, "tuple[str, ...]": _comma_list}
     for field in dataclasses.fields(quick):
         if field.type in kinds:
