@@ -186,13 +186,13 @@ def claim_test(part: pd.DataFrame, in_claim: Callable[[float, float], bool]) -> 
     means = part[part.seed.isin(tune)].groupby(["gamma", "lam_neg"]).progress.mean()
     inside = means[[in_claim(g, lam) for g, lam in means.index]]
     outside = means[[not in_claim(g, lam) for g, lam in means.index]]
-    if inside.empty or outside.empty:
-        return ClaimTest(None if inside.empty else inside.idxmax(), None if outside.empty else outside.idxmax(),
-                         float("nan"), float("nan"), len(held))
-    best_in, best_out = inside.idxmax(), outside.idxmax()
+    best_in = None if inside.empty else tuple(map(float, inside.idxmax()))
+    best_out = None if outside.empty else tuple(map(float, outside.idxmax()))
+    if best_in is None or best_out is None:
+        return ClaimTest(best_in, best_out, float("nan"), float("nan"), len(held))
     by_seed = part[part.seed.isin(held)].set_index(["gamma", "lam_neg", "seed"]).progress
     gain, half = ci95(by_seed.loc[best_in].loc[held].values - by_seed.loc[best_out].loc[held].values)
-    return ClaimTest(tuple(map(float, best_in)), tuple(map(float, best_out)), gain, half, len(held))
+    return ClaimTest(best_in, best_out, gain, half, len(held))
 
 
 def verdicts(prog: pd.DataFrame) -> list[str]:
