@@ -461,6 +461,7 @@ def effects_figure(effects: list[dict], path: Path) -> Path:
             if np.isnan(eff):
                 ax.annotate("n/a", (xi, 0.0), ha="center", va="bottom", color="tab:gray", fontsize=8)
         ax.axhline(0.0, color="gray", lw=0.8, ls="--")
+        ax.set_xlim(-0.5, len(part) - 0.5)  # every rung, also one whose effect is n/a (NaN: no autoscale)
         ax.set_xticks(x, part.cell, fontsize=8, rotation=40, ha="right")
         ax.set_xlabel("rung")
         ax.set_ylabel("effect (mean ± 95% CI over seeds)")
