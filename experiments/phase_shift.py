@@ -228,13 +228,14 @@ def verdicts(prog: pd.DataFrame) -> list[str]:
 
 
 def make_figures(prog: pd.DataFrame, figures: Path, suffix: str) -> list[Path]:
-    prog = prog.assign(progress_per_1000=prog.progress * 1e3, lam_neg_label=prog.lam_neg.map(lambda v: f"lam_neg={v:g}"))
+    hue = "negative weight"  # the legend's title
+    prog = prog.assign(progress_per_1000=prog.progress * 1e3, **{hue: prog.lam_neg.map(lambda v: f"lam_neg={v:g}")})
     paths = []
     for (regime, opt, task), run in prog.groupby(["regime", "optimizer", "task"], sort=False):
         for phase in ("early", "late"):
             paths.append(tradeoff_figure(
                 run[run.phase == phase], x="gamma", x_label="focal exponent gamma",
-                hue="lam_neg_label", panels=[("progress_per_1000", "pass@1 gain per 1000 steps")],
+                hue=hue, panels=[("progress_per_1000", "pass@1 gain per 1000 steps")],
                 title=f"Phase shift: {regime} regime, {task}, {opt}, {phase} phase ({suffix})",
                 path=figures / f"phase_shift_{regime}_{opt}_{task}_{phase}_{suffix}.png"))
     return paths
