@@ -128,7 +128,7 @@ def test_atomic_write_gives_the_mode_a_plain_write_gets(tmp_path):
     assert pd.read_csv(tmp_path / "a.csv").x.tolist() == [1.0]
 
 
-def _run(args, kill_at=0):
+def _run_killed(args, kill_at):
     return subprocess.run([sys.executable, "-c", KILLABLE, str(ROOT / "experiments" / "sign_axis.py"), *args],
                           env={**os.environ, "KILL_AT": str(kill_at)}, capture_output=True, text=True, timeout=600)
 
@@ -146,7 +146,7 @@ def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path, capsys
     assert len(clean_units) == 6
     killed = tmp_path / "killed"
     units = killed / "quick" / "units"
-    proc = _run(args + ["--out", str(killed)], kill_at=4)  # inside the 4th unit's write
+    proc = _run_killed(args + ["--out", str(killed)], kill_at=4)  # inside the 4th unit's write
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr[-3000:])
     assert len(list(units.glob("*.csv"))) == 3  # the first three units, published
     assert len(list(units.glob("*.tmp"))) == 1  # the fourth, written but never published
