@@ -1,4 +1,5 @@
-"""Scale-out: a sweep sharded over jax devices equals the one-device sweep; Ray runs an experiment's units
+"""Scale-out: a sweep sharded over jax devices equals the one-device sweep bit for bit (simulate computes runs in
+fixed chunks, so a run's arithmetic does not depend on its neighbours or the device count); Ray runs an experiment's units
 as Ray tasks with the same table as the local executor, and a killed Ray driver resumes without duplicate
 or missing rows."""
 
@@ -69,26 +70,40 @@ def test_sharded_sweep_equals_the_one_device_sweep_on_two_virtual_devices():
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     for name in ("bandit", "linear_softmax", "chain"):
         got = out[name]
-        # bandit and linear_softmax (the sign-axis sweep's tasks): bit for bit
-        if name != "chain":
-            assert got["same"] and got["frames"] and got["same_no_sweep"], (name, got)
-        # chain: to the last float32 bit, which already differs on one device between 1-7 and 8+ runs in one
-        # vmap (test below): XLA vectorises its ops across runs once a SIMD vector fills
-        assert got["close"] and got["same_no_sweep"], (name, got)
+        # every task, bit for bit: the same per-chunk program runs on each device (simulate's docstring)
+        assert got["same"] and got["frames"] and got["same_no_sweep"], (name, got)
         assert got["one"] == ["TFRT_CPU_0"] or len(got["one"]) == 1, got
         assert len(got["two"]) == 2, f"the sharded run was placed on {got['two']}, not on both devices"
         assert got["shape"] == [3, 3, 4], got  # padding (one run) dropped; steps 0, 4, 8, 12
     assert "devices=3" in out["too_many"] and "2 device" in out["too_many"], out["too_many"]
 
 
-def test_chain_runs_depend_at_the_last_bit_on_how_many_share_one_vmap_even_on_one_device():
-    task = make_task("chain", n_prompts=12, n_correct=2, difficulty="mixed", seed=0, length=3, vocab=4)
+@pytest.mark.parametrize("name, kw", [("bandit", {"n_answers": 8}), ("linear_softmax", {"n_answers": 8, "width": 4}),
+                                      ("chain", {"length": 3, "vocab": 4})])
+def test_a_run_gives_the_same_bits_alone_as_in_any_sweep_around_it(name, kw):
+    # before runs were chunked, one vmap over all runs made a run's last float32 bit depend on how many shared it
+    # (chain from 8 runs up, linear_softmax under sharding on an AVX2 CPU); now a run is computed by the same
+    # 8-run chunk program whether it is alone (padded), the 2nd of 9 or the 2nd of 60 (8 chunks, last padded)
+    task = make_task(name, n_prompts=12, n_correct=2, difficulty="mixed", seed=0, **kw)
     cfg = SimConfig(advantage="sign_balanced", G=4, steps=12, log_every=4, optimizer="adam", lr=0.05)
-    alone = simulate(task, cfg, seeds=[0], sweep={"balance": [0.5]}, devices=1)
-    batched = simulate(task, cfg, seeds=list(range(9)), sweep={"balance": [0.5]}, devices=1)
-    gaps = [np.nanmax(np.abs(batched.metrics[k][:, :1] - alone.metrics[k])) for k in alone.metrics]
-    # measured 9.5e-7 (jax 0.10.2, x86 CPU): a float32 rounding difference, nothing more
-    assert max(gaps) < 1e-5, gaps
+    alone = simulate(task, cfg, seeds=[1], sweep={"balance": [0.5]}, devices=1)
+    nine = simulate(task, cfg, seeds=[0, 1, 2], sweep={"balance": [-1.0, 0.5, 1.0]}, devices=1)
+    sixty = simulate(task, cfg, seeds=list(range(20)), sweep={"balance": [-1.0, 0.5, 1.0]}, devices=1)
+    for k in alone.metrics:
+        np.testing.assert_array_equal(nine.metrics[k][1:2, 1:2], alone.metrics[k], err_msg=k)
+        np.testing.assert_array_equal(sixty.metrics[k][:, :3], nine.metrics[k], err_msg=k)
+
+
+def test_chunk_must_be_a_positive_integer():
+    task = make_task("bandit", n_prompts=4, n_answers=8, n_correct=2, seed=0)
+    cfg = SimConfig(advantage="grpo", G=4, steps=2, log_every=1)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="chunk must be an integer >= 1"):
+            simulate(task, cfg, chunk=bad)
+    # a different chunk is a different program: equal in distribution, so only float32-close here
+    a, b = simulate(task, cfg, seeds=[0, 1, 2], chunk=1), simulate(task, cfg, seeds=[0, 1, 2], chunk=3)
+    for k in a.metrics:
+        np.testing.assert_allclose(a.metrics[k], b.metrics[k], rtol=1e-5, atol=1e-6, err_msg=k)
 
 
 def test_device_requests_that_cannot_be_met_are_clear_errors():
@@ -186,9 +201,9 @@ def test_ray_units_run_as_ray_tasks_and_an_experiment_table_equals_the_local_one
                            steps=8, log_every=4)
     local = sign_axis.run_sweep(s, ResultStore(tmp_path / "local"))
     remote = sign_axis.run_sweep(s, ResultStore(tmp_path / "ray"), Executor("ray"))
-    pd.testing.assert_frame_equal(local, remote)
+    pd.testing.assert_frame_equal(local, remote, check_exact=True)  # bit for bit: the same chunk programs
     again = sign_axis.run_sweep(s, ResultStore(tmp_path / "ray"), Executor("ray"))  # all on disk: nothing runs
-    pd.testing.assert_frame_equal(local, again)
+    pd.testing.assert_frame_equal(local, again, check_exact=True)
 
 
 DRIVER = textwrap.dedent("""
