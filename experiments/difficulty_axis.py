@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,  # noqa: E402
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
@@ -61,6 +61,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
     def __post_init__(self) -> None:
         check_axes("difficulty_axis", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
+        check_advantage_values("difficulty_axis", "focal", gamma=("gammas", self.gammas))
 
 
 QUICK = Settings()

@@ -33,7 +33,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,  # noqa: E402
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import tradeoff_figure  # noqa: E402
@@ -62,6 +62,8 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
     def __post_init__(self) -> None:
         check_axes("phase_shift", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
+        check_advantage_values("phase_shift", "fade", gamma_explore=("gammas", self.gammas),
+                               lam_neg_explore=("lam_negs", self.lam_negs))
 
 
 QUICK = Settings()

@@ -25,6 +25,9 @@ Properties (``PROPERTIES``):
                           negative (or the function refuses negative rewards); advantages that read log-probs
                           reshape rewards by design and are exempt
   deterministic           the same input gives bit-identical output
+  parameter_domains       (declared domains) each hyper-parameter is accepted at each boundary of its declared
+                          domain (finite output) and refused just outside it (ValueError naming the parameter):
+                          e.g. gamma >= 0 is called with 0 and with -5e-324, NaN and inf
   mean_centred            (declared) advantages sum to 0 in every group
   scale_invariant         (declared) unchanged under r -> a r + b, a > 0 (up to the eps regulariser)
 Contract (``CONTRACT``):
@@ -68,6 +71,7 @@ class AdvantageSpec:
     min_group_size: int = 2  # smallest G the suite draws
     max_group_size: int = 16
     declared_min_group_size: int | None = None  # the advantage's own minimum (None: min_group_size)
+    domains: Any = field(default_factory=dict)  # hyper-parameter -> declared Interval / Choice (probed at its edges)
 
     @property
     def refuses_singletons(self) -> bool:
@@ -93,6 +97,7 @@ def spec_from_registry(name: str, *, max_group_size: int = 16, **params: Any) ->
         min_group_size=min_g,
         max_group_size=max(max_group_size, min_g),
         declared_min_group_size=entry.min_group_size,
+        domains=dict(entry.domains),
     )
 
 
@@ -493,6 +498,33 @@ def _prop_masked_rewards_ignored(spec: AdvantageSpec, case: Case, seed_a: int, s
 
 
 #: contract items: name -> the fix a warning names
+def domain_probes(spec: AdvantageSpec) -> list[tuple[str, Any, bool]]:
+    """(parameter, value, inside?) for every declared domain: values at each boundary and just outside it."""
+    out: list[tuple[str, Any, bool]] = []
+    for name, dom in sorted(spec.domains.items()):
+        inside, outside = dom.probes()
+        out += [(name, v, True) for v in inside] + [(name, v, False) for v in outside]
+    return out
+
+
+def _prop_parameter_domains(spec: AdvantageSpec, case: Case) -> None:
+    kw = _kwargs(spec, case, lambda x: x)
+    for name, value, inside in domain_probes(spec):  # every probe on every case: a handful of numpy calls
+        if name == "K" and inside and case.rewards.shape[-1] <= int(value):  # K fixes the smallest group it needs
+            continue
+        if inside:
+            out = np.asarray(spec.fn(case.rewards, **kw, **{name: value}))
+            assert np.all(np.isfinite(out)), f"{name} = {value!r} (inside the declared domain) gave non-finite output"
+            continue
+        try:
+            spec.fn(case.rewards, **kw, **{name: value})
+        except ValueError as err:
+            assert name in str(err), f"{name} = {value!r} was refused, but the error does not name '{name}': {err}"
+            continue
+        raise AssertionError(f"{name} = {value!r} lies outside the declared domain {spec.domains[name]} and was "
+                             "accepted")
+
+
 CONTRACT = {
     "bad_input": "validate the input: raise ValueError for NaN/inf rewards, 0-d rewards and a mask of another "
                  "shape (decorate the function with @fadesim.advantage, which runs fadesim's own checks)",
@@ -543,6 +575,8 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
         tests["reward_order"] = (_prop_reward_order, {"case": any_case, "offset": st.floats(0.0, 20.0)})
     if spec.mean_centred:
         tests["mean_centred"] = (_prop_mean_centred, {"case": any_case})
+    if spec.domains:
+        tests["parameter_domains"] = (_prop_parameter_domains, {"case": any_case})
     if spec.scale_invariant:
         tests["scale_invariant"] = (_prop_scale_invariant, {
             "case": cases(spec, binary=True),
@@ -553,7 +587,7 @@ def _property_tests(spec: AdvantageSpec) -> dict[str, tuple[Callable[..., None],
 PROPERTIES = (
     "shape_and_namespace", "backend_agreement_f64", "backend_agreement_f32", "jax_transformations",
     "permutation_equivariant", "degenerate_groups", "extreme_rewards", "mask_handling", "masked_rewards_ignored",
-    "float32_ties", "reward_order", "deterministic", "mean_centred", "scale_invariant",
+    "float32_ties", "reward_order", "deterministic", "mean_centred", "scale_invariant", "parameter_domains",
     *CONTRACT,
 )
 
@@ -577,6 +611,8 @@ def _skipped(prop: str) -> PropertyResult:
         raise KeyError(f"unknown property '{prop}'; known: {', '.join(PROPERTIES)}")
     if prop in ("mean_centred", "scale_invariant"):
         why = "not declared; skipped"
+    elif prop == "parameter_domains":
+        why = "no parameter domains declared; skipped"
     elif prop == "device_preserved":
         why = "not checked: torch sees no accelerator (CUDA or MPS) here"
     else:

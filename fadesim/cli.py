@@ -164,7 +164,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         if item not in DECLARABLE:
             raise CLIError(f"--declare takes {', '.join(DECLARABLE)}; got '{item}'")
         declared[item] = True
-    unknown = sorted(set(declared) - set(DECLARABLE) - {"min_group_size"})
+    unknown = sorted(set(declared) - set(DECLARABLE) - {"min_group_size", "domains"})
     if unknown:
         raise CLIError(f"{args.target}: __fadesim__ has unknown keys {unknown}; known: {', '.join(DECLARABLE)}")
     needs_signals = ("entropy", "initial_entropy") if declared.get("needs_signals") else ()
@@ -176,8 +176,11 @@ def cmd_check(args: argparse.Namespace) -> int:
                          scale_invariant=bool(declared.get("scale_invariant")),
                          needs_logprobs=bool(declared.get("needs_logprobs")), needs_signals=needs_signals,
                          min_group_size=min_g, max_group_size=max(args.max_G, min_g),
-                         declared_min_group_size=declared_min)
-    declared_text = ", ".join(k for k, v in declared.items() if v and k != "min_group_size") or "nothing"
+                         declared_min_group_size=declared_min, domains=dict(declared.get("domains") or {}))
+    declared_text = ", ".join(k for k, v in declared.items() if v and k not in ("min_group_size", "domains"))
+    if declared.get("domains"):
+        declared_text = ", ".join(filter(None, [declared_text, "domains of " + ", ".join(declared["domains"])]))
+    declared_text = declared_text or "nothing"
     return _report(spec, args.examples, f"{args.target} (declared: {declared_text})", only)
 
 

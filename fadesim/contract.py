@@ -30,17 +30,23 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import array_api_compat
 
 from fadesim._validate import _constant, prepare_companion, prepare_group_batch
+from fadesim.advantages.domains import Domain, check_domains, check_params
 
 _DECLARABLE = ("mean_centred", "scale_invariant", "needs_logprobs", "needs_signals")
 
 
-def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2, **declared: bool) -> Any:
-    """Decorator (``@fadesim.advantage`` or ``@fadesim.advantage(min_group_size=1, mean_centred=True)``)."""
+def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2,
+              domains: Mapping[str, Domain] | None = None, **declared: bool) -> Any:
+    """Decorator (``@fadesim.advantage`` or ``@fadesim.advantage(min_group_size=1, mean_centred=True)``).
+
+    ``domains`` declares the values each keyword hyper-parameter may take (``fadesim.advantages.domains``:
+    ``Interval(low=0)``, ``Choice(("a", "b"))``, ...): a call with a value outside it raises ``ValueError``
+    naming the function, parameter, value and domain, and ``fadesim check`` probes each boundary."""
     if isinstance(min_group_size, bool) or int(min_group_size) != min_group_size or min_group_size < 1:
         raise ValueError(f"fadesim.advantage: min_group_size must be an integer >= 1; got {min_group_size!r}")
     unknown = sorted(set(declared) - set(_DECLARABLE))
@@ -54,6 +60,10 @@ def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2, 
         takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
         takes = {k for k in ("mask", "signals", "logprobs") if takes_all or k in params}
         name = getattr(f, "__name__", "advantage")
+        hyper_names = {p.name: p.default for p in params.values()
+                       if p.kind is p.KEYWORD_ONLY and p.name not in ("mask", "signals", "logprobs")}
+        own_domains = dict(domains or {})
+        check_domains(name, hyper_names, own_domains)
 
         @functools.wraps(f)
         def wrapped(rewards: Any, *, mask: Any = None, signals: Any = None, logprobs: Any = None, **hyper: Any) -> Any:
@@ -61,6 +71,7 @@ def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2, 
                 raise ValueError(f"{name}: a mask was given but the function takes no 'mask' keyword, so it "
                                  "cannot leave padded rollouts out of its group statistics")
             batch = prepare_group_batch(rewards, mask, name=name, min_group_size=int(min_group_size))
+            check_params(name, own_domains, hyper)
             kw: dict[str, Any] = dict(hyper)
             if "mask" in takes:
                 kw["mask"] = batch.mask if mask is not None else None
@@ -90,7 +101,7 @@ def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2, 
         contract += [p for p in params.values() if p.kind is p.KEYWORD_ONLY and p.name not in ("mask", "signals", "logprobs")]
         wrapped.__signature__ = inspect.Signature(contract)
         wrapped.__fadesim__ = {**dict(getattr(f, "__fadesim__", {}) or {}), **declared,
-                               "min_group_size": int(min_group_size)}
+                               "min_group_size": int(min_group_size), "domains": own_domains}
         return wrapped
 
     return wrap(fn) if fn is not None else wrap

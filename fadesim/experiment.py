@@ -21,6 +21,26 @@ def check_axes(experiment: str, **axes: tuple[tuple[str, ...], Any]) -> None:
             raise ValueError(f"{experiment}: {name} must be a non-empty subset of {list(known)}; got {list(values)}")
 
 
+def check_advantage_values(experiment: str, advantage: str, **values: tuple[str, Any]) -> None:
+    """parameter=(setting, values): each setting's values (a comma string or a sequence) must parse as numbers in
+    ``advantage``'s declared domain of that parameter (``fadesim.advantages.domains``), e.g.
+    ``check_advantage_values("difficulty_axis", "focal", gamma=("gammas", "0,1,2"))``."""
+    from fadesim.advantages.registry import info
+
+    for param, (setting, given) in values.items():
+        items = [x.strip() for x in given.split(",")] if isinstance(given, str) else list(given)
+        try:
+            parsed = [float(x) for x in items if x != ""]
+        except ValueError:
+            raise ValueError(f"{experiment}: {setting} must be comma-separated numbers; got {given!r}") from None
+        if not parsed:
+            raise ValueError(f"{experiment}: {setting} is empty; give at least one value")
+        try:
+            info(advantage).check_params(**{param: parsed})
+        except ValueError as err:
+            raise ValueError(f"{experiment}: {setting}: {err}") from None
+
+
 @dataclasses.dataclass(frozen=True)
 class LLMRegimeSettings:
     """The llm regime's task sizes, shared by the experiments' Settings (each may override the defaults)."""
@@ -84,7 +104,18 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
     settings = full if args.full else quick
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(settings)
                  if getattr(args, f.name, None) is not None}
-    return dataclasses.replace(settings, **overrides), ("full" if args.full else "quick"), args
+    try:  # each Settings validates itself (__post_init__): a bad flag is one line and exit status 2, as in argparse
+        for name, value in overrides.items():  # counts and sizes are >= 1 (>= 0 where the default is 0), rates finite
+            if isinstance(value, int) and value < min(1, getattr(quick, name)):
+                raise ValueError(f"--{name.replace('_', '-')} must be >= {min(1, getattr(quick, name))}; got {value}")
+            if isinstance(value, float) and (value != value or abs(value) == float("inf")
+                                             or (name.endswith("lr") and value <= 0)):
+                raise ValueError(f"--{name.replace('_', '-')} must be a finite number{' > 0' if name.endswith('lr') else ''}"
+                                 f"; got {value}")
+        settings = dataclasses.replace(settings, **overrides)
+    except (ValueError, TypeError, KeyError) as err:
+        ap.exit(2, f"{ap.prog}: error: {err.args[0] if isinstance(err, KeyError) and err.args else err}\n")
+    return settings, ("full" if args.full else "quick"), args
 
 
 EXECUTORS = ("local", "ray")

@@ -195,6 +195,8 @@ def test_verl_plugin_errors_and_idempotent_registration(verl_api):
         register_verl(names=["w_reinforce"], params={"w_reinforce": {"lam": 0.3}})
     with pytest.raises(ValueError, match="unknown advantage"):
         register_verl(params={"nope": {}})
+    with pytest.raises(ValueError, match=r"focal: parameter gamma = -1 is outside its domain \[0, inf\)"):
+        verl_estimator("focal", gamma=-1)  # the registry's shared domain check, before verl sees anything
     bound = verl_estimator("w_reinforce", lam=0.3)
     tlr, mask, index, scores = verl_batch([5, 5], seed=1)
     adv, _ = bound(tlr, mask, index)
@@ -357,6 +359,8 @@ def test_trl_plugin_errors():
         trl_trainer("no_such_advantage")
     with pytest.raises(ValueError, match="no parameter"):
         trl_trainer("grpo", {"lamda": 1.0})
+    with pytest.raises(ValueError, match=r"w_reinforce: parameter lam = -1 is outside its domain \[0, inf\)"):
+        trl_trainer("w_reinforce", {"lam": -1})
     with pytest.raises(ValueError, match="sum_then_normalize"):
         trl_trainer("grpo", multi_objective_aggregation="normalize_then_sum")
 

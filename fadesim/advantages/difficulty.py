@@ -12,6 +12,7 @@ from typing import Any
 from fadesim._validate import CORRECT_THRESHOLD, GroupBatch, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
 from fadesim.advantages.registry import register
 from fadesim.advantages.weighting import focal_weight
 
@@ -22,6 +23,7 @@ from fadesim.advantages.weighting import focal_weight
     title="F-GRPO: Don't let your policy learn the obvious and forget the rare (Plyusov et al., 2026)",
     mean_centred=True,
     min_group_size=2,
+    domains={"gamma": NON_NEGATIVE, "eps": NON_NEGATIVE, "threshold": REAL},
 )
 def focal(
     rewards: Any,
@@ -85,6 +87,7 @@ def _group_counts(batch: GroupBatch, threshold: float) -> tuple[Any, Any, Any]:
     mean_centred=True,
     min_group_size=2,
     binary_only=True,
+    domains={"K": Interval(low=1, integer=True), "threshold": REAL},
 )
 def pass_at_k(
     rewards: Any,
@@ -128,6 +131,7 @@ def pass_at_k(
     title="Pass@K Policy Optimization (Walder & Karkhanis, 2025)",
     min_group_size=2,
     binary_only=True,
+    domains={"K": Interval(low=1, integer=True), "threshold": REAL},
 )
 def pkpo(
     rewards: Any,
@@ -170,6 +174,7 @@ def pkpo(
     title="Risk-sensitive RL for alleviating exploration dilemmas in LLMs (Jiang et al., 2025)",
     mean_centred=True,
     min_group_size=2,
+    domains={"beta": Interval(nonzero=True)},
 )
 def risk_sensitive(
     rewards: Any,

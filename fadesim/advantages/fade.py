@@ -16,6 +16,7 @@ import array_api_compat
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch, require_signal
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
 from fadesim.advantages.registry import register
 from fadesim.advantages.weighting import focal_weight, sign_weight
 
@@ -69,6 +70,8 @@ def fade_schedule(
     title="Don't Let Gains FADE (2026)",
     needs_signals=("entropy", "initial_entropy"),
     min_group_size=2,
+    domains={"gamma_explore": NON_NEGATIVE, "gamma_exploit": NON_NEGATIVE, "lam_neg_explore": NON_NEGATIVE,
+             "lam_neg_exploit": NON_NEGATIVE, "eps": NON_NEGATIVE, "threshold": REAL},
 )
 def fade(
     rewards: Any,

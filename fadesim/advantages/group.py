@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from fadesim._validate import GroupBatch, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
 from fadesim.advantages.registry import register
 
 
@@ -22,6 +23,7 @@ from fadesim.advantages.registry import register
     mean_centred=True,
     scale_invariant=True,
     min_group_size=2,
+    domains={"eps": NON_NEGATIVE, "unbiased_std": BOOL, "scale": Choice(("group", "batch", "none"))},
 )
 def grpo(
     rewards: Any,
@@ -118,6 +120,7 @@ def rloo(rewards: Any, *, mask: Any = None, signals: Any = None, logprobs: Any =
     "reinforce",
     paper="2506.01347",
     title="REINFORCE without baseline (as in Zhu et al., 2025)",
+    domains={"convention": Choice(("01", "pm1"))},
 )
 def reinforce(
     rewards: Any,
@@ -149,6 +152,7 @@ def reinforce(
     title="MC-GRPO: median-centred group baseline",
     scale_invariant=True,
     min_group_size=2,
+    domains={"eps": NON_NEGATIVE, "scale_by_std": BOOL},
 )
 def median(
     rewards: Any,

@@ -8,6 +8,7 @@ from typing import Any
 from fadesim._validate import prepare_companion, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
 from fadesim.advantages.registry import register
 
 
@@ -29,6 +30,7 @@ def likelihood_rank(logprobs: Any, batch: Any) -> Any:
     mean_centred=True,
     needs_logprobs=True,
     min_group_size=2,
+    domains={"beta_rank": UNIT, "eps": NON_NEGATIVE},
 )
 def unlikeliness(
     rewards: Any,

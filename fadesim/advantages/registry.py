@@ -16,6 +16,8 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from fadesim.advantages.domains import Domain, check_domains, check_params
+
 AdvantageFn = Callable[..., Any]
 
 _CONTRACT_KEYWORDS = ("mask", "signals", "logprobs")
@@ -37,15 +39,22 @@ class Advantage:
     min_group_size: int = 1
     binary_only: bool = False  # defined for 0/1 rewards; other rewards are thresholded
     summary: str = ""
+    domains: Mapping[str, Domain] = field(default_factory=dict)  # hyper-parameter -> the values it may take
 
-    def bind(self, **params: Any) -> AdvantageFn:
-        """The function with hyper-parameters fixed (the function itself when none are given)."""
+    def check_params(self, **params: Any) -> None:
+        """``ValueError`` for an unknown parameter or a value outside its declared domain."""
         unknown = sorted(set(params) - set(self.params))
         if unknown:
             raise ValueError(
                 f"advantage '{self.name}' has no parameter(s) {unknown}; "
                 f"its parameters are {sorted(self.params) or 'none'}"
             )
+        check_params(self.name, self.domains, params)
+
+    def bind(self, **params: Any) -> AdvantageFn:
+        """The function with hyper-parameters fixed (the function itself when none are given), each checked
+        against its declared domain."""
+        self.check_params(**params)
         if not params:
             return self.fn
         return functools.partial(self.fn, **params)
@@ -67,6 +76,7 @@ def register(
     min_group_size: int = 1,
     binary_only: bool = False,
     summary: str = "",
+    domains: Mapping[str, Domain] | None = None,
     replace: bool = False,
 ) -> Any:
     """Register an advantage under ``name``; usable as a decorator or a plain call.
@@ -74,19 +84,29 @@ def register(
     Hyper-parameters and their defaults are read from the function's keyword-only
     arguments (other than mask/signals/logprobs). Registering a taken name raises
     ``ValueError`` unless ``replace=True``.
+
+    ``domains`` maps hyper-parameters to the values they may take (``fadesim.advantages.domains``: ``Interval``,
+    ``Choice``; a function decorated with ``@fadesim.advantage(domains=...)`` brings its own). The registered
+    function refuses, on every call, a value outside its domain (``ValueError`` naming the advantage, parameter,
+    value and domain); ``fadesim.get(name)`` and the decorator's return value are that checking function.
     """
 
     def decorator(f: AdvantageFn) -> AdvantageFn:
         if not callable(f):
             raise TypeError(f"register('{name}'): expected a function, got {type(f).__name__}")
-        if name in _REGISTRY and not replace and _REGISTRY[name].fn is not f:
+        existing = _REGISTRY[name].fn if name in _REGISTRY else None
+        if existing is not None and not replace and f is not existing and f is not getattr(existing, "__wrapped__", None):
             raise ValueError(f"advantage '{name}' is already registered (pass replace=True to override)")
+        params = _hyper_parameters(f)
+        declared = {**dict((getattr(f, "__fadesim__", None) or {}).get("domains", {}) or {}), **dict(domains or {})}
+        check_domains(name, params, declared)
+        checked = _checking(f, name, declared)
         _REGISTRY[name] = Advantage(
             name=name,
-            fn=f,
+            fn=checked,
             paper=paper,
             title=title,
-            params=_hyper_parameters(f),
+            params=params,
             mean_centred=mean_centred,
             scale_invariant=scale_invariant,
             needs_logprobs=needs_logprobs,
@@ -94,8 +114,9 @@ def register(
             min_group_size=min_group_size,
             binary_only=binary_only,
             summary=summary or _first_line(f),
+            domains=declared,
         )
-        return f
+        return checked
 
     return decorator(fn) if fn is not None else decorator
 
@@ -136,6 +157,21 @@ def _hyper_parameters(f: AdvantageFn) -> dict[str, Any]:
         if p.kind is inspect.Parameter.KEYWORD_ONLY and p.name not in _CONTRACT_KEYWORDS:
             params[p.name] = p.default
     return params
+
+
+def _checking(f: AdvantageFn, name: str, domains: Mapping[str, Domain]) -> AdvantageFn:
+    """``f`` behind the domain check of its keyword hyper-parameters (``f`` itself's signature, via __wrapped__)."""
+    if getattr(f, "__fadesim_checked__", None) == (name, tuple(sorted(domains.items(), key=lambda kv: kv[0]))):
+        return f
+
+    @functools.wraps(f)
+    def checked(rewards: Any, **kwargs: Any) -> Any:
+        if domains:
+            check_params(name, domains, {k: v for k, v in kwargs.items() if k in domains})
+        return f(rewards, **kwargs)
+
+    checked.__fadesim_checked__ = (name, tuple(sorted(domains.items(), key=lambda kv: kv[0])))
+    return checked
 
 
 def _first_line(f: AdvantageFn) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
 from fadesim.advantages.registry import register
 
 _ZHU = "The surprising effectiveness of negative reinforcement (Zhu et al., 2025)"
@@ -26,7 +27,7 @@ def _two_valued(rewards: Any, mask: Any, *, name: str, positive: Any, negative: 
     return gs.finish(xp.where(good, positive * ones, negative * ones), batch)
 
 
-@register("psr", paper="2506.01347", title=_ZHU, binary_only=True)
+@register("psr", paper="2506.01347", title=_ZHU, binary_only=True, domains={"threshold": REAL})
 def psr(
     rewards: Any,
     *,
@@ -43,7 +44,7 @@ def psr(
     return _two_valued(rewards, mask, name="psr", positive=1.0, negative=0.0, threshold=threshold)
 
 
-@register("nsr", paper="2506.01347", title=_ZHU, binary_only=True)
+@register("nsr", paper="2506.01347", title=_ZHU, binary_only=True, domains={"threshold": REAL})
 def nsr(
     rewards: Any,
     *,
@@ -60,7 +61,8 @@ def nsr(
     return _two_valued(rewards, mask, name="nsr", positive=0.0, negative=-1.0, threshold=threshold)
 
 
-@register("w_reinforce", paper="2506.01347", title=_ZHU, binary_only=True)
+@register("w_reinforce", paper="2506.01347", title=_ZHU, binary_only=True,
+          domains={"lam": NON_NEGATIVE, "threshold": REAL})
 def w_reinforce(
     rewards: Any,
     *,
@@ -84,6 +86,7 @@ def w_reinforce(
     paper="2506.20520",
     title="Asymmetric REINFORCE (Arnal et al., 2025)",
     min_group_size=2,
+    domains={"delta": REAL},
 )
 def asymmetric(
     rewards: Any,
@@ -105,7 +108,7 @@ def asymmetric(
 
 
 @register("sign_balanced", paper="2607.01490", title="Sign-axis sweep at fixed mass (after Zhu et al., 2506.01347)",
-          binary_only=True)
+          binary_only=True, domains={"balance": SIGNED_UNIT, "threshold": REAL})
 def sign_balanced(
     rewards: Any,
     *,
@@ -134,7 +137,8 @@ def sign_balanced(
 
 @register("sign_scaled", paper="2607.01490",
           title="Sign-axis sweep around a mean-centred baseline (arXiv 2607.01490's m_S / m_F weighting)",
-          scale_invariant=True, min_group_size=2)
+          scale_invariant=True, min_group_size=2,
+          domains={"balance": SIGNED_UNIT, "base": Choice(("grpo", "dr_grpo")), "eps": NON_NEGATIVE})
 def sign_scaled(
     rewards: Any,
     *,

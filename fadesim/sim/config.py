@@ -63,3 +63,11 @@ class SimConfig:
                     f"of '{self.advantage}' ({sorted(adv_params)})")
             if name == "K":
                 raise ValueError("K (pass@K order) fixes array sizes and cannot be swept under vmap; run one config per K")
+        # the values are checked here, before jit traces them (inside the compiled sweep they cannot be read)
+        entry = info(self.advantage)
+        entry.check_params(**{k: v for k, v in sweep.items() if k in adv_params})
+        for name in ("lr", "kl_beta", "eps_low", "eps_high"):
+            values = [float(v) for v in sweep.get(name, ())]
+            if any(not (v > 0 if name == "lr" else v >= 0) or v != v or v == float("inf") for v in values):
+                raise ValueError(f"sweep: every {name} must be a finite number {'> 0' if name == 'lr' else '>= 0'}; "
+                                 f"got {values}")

@@ -70,12 +70,20 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
     return run
 
 
-#: runs are computed RUN_CHUNK at a time: one ``vmap`` over exactly this many runs, looped by ``lax.map`` over
-#: as many chunks as a device holds. A run's numbers therefore come from the same compiled chunk whatever the
-#: sweep's size, the device count or the run's neighbours (see ``simulate``). 8 fills one AVX2 float32 vector;
-#: measured on 2 cores, the full sign-axis sweep (168 runs) is as fast in chunks of 8 as in one vmap of 168,
-#: and 1.4x slower in chunks of 1.
-RUN_CHUNK = 8
+#: on the CPU, runs are computed RUN_CHUNK at a time: one ``vmap`` over exactly this many runs, looped by
+#: ``lax.map`` over as many chunks as a device holds, so a run's numbers come from the same compiled chunk
+#: whatever the sweep's size, the device count or the run's neighbours (see ``simulate``). Measured on 2 cores,
+#: 100 steps of the full sign-axis sweep's shapes (168 runs, K = 32), twice each: chunks of 1 11.5-12.0 s, of 2
+#: 8.7-9.0 s, of 4 9.1-9.2 s, of 8 8.7-9.0 s, one vmap of all 168 8.4-8.5 s; at the llm regime's K = 2048 (24 runs)
+#: 1: 3.1 s, 2: 2.9 s, 8: 2.7 s. 2 costs a lone run (padded to 2) least of those within 5% of one vmap.
+RUN_CHUNK = 2
+
+
+def default_chunk(devices: list[Any]) -> int | None:
+    """RUN_CHUNK where the devices are CPUs; None (one vmap over a device's runs) on accelerators, where a loop over
+    small chunks would serialise what the device runs in parallel."""
+    return RUN_CHUNK if all(d.platform == "cpu" for d in devices) else None
+
 
 _COMPILED: dict[tuple[Any, ...], Any] = {}  # (task signature, config, dtype, devices, chunk) -> jitted sweep
 
@@ -158,7 +166,7 @@ def simulate(
     sweep: Mapping[str, Sequence[float]] | None = None,
     dtype: Any = jnp.float32,
     devices: int | Sequence[Any] | None = None,
-    chunk: int = RUN_CHUNK,
+    chunk: int | None = -1,
 ) -> SimResult:
     """Run ``len(sweep values) x len(seeds)`` simulations in one jitted call (vmapped in chunks of runs).
 
@@ -172,15 +180,18 @@ def simulate(
 
     ``chunk``: every device computes its runs ``chunk`` at a time (one vmap over exactly ``chunk`` runs, a
     ``lax.map`` over the chunks); the runs axis is padded to a multiple of chunk x devices by repeating the last
-    run, and the padding is dropped from the result.
+    run, and the padding is dropped from the result. The default (-1) is ``default_chunk``: RUN_CHUNK (2) on CPUs,
+    None on accelerators; None is one vmap over each device's runs (padded to a multiple of the device count).
 
     What is exact, and why: a run's numbers are a function of its own key, hyper-parameters and task, computed
     by the one compiled per-chunk program (the same HLO on every device, for every sweep size); vmap lanes are
     independent (no reduction runs across runs), so neither the run's neighbours in its chunk nor the number of
     chunks or devices enters its arithmetic. Hence, **on one machine, for a fixed ``chunk`` and dtype**, a run's
     numbers are bit-identical whatever the sweep around it, the device count, the padding or the executor
-    (local or Ray) that made the call; the tests check this on bandit, linear_softmax and chain. What is
-    *not* claimed: bit-identity across machines or CPU instruction sets (XLA compiles for the host's vector
+    (local or Ray) that made the call; the tests check this on bandit, linear_softmax and chain. With
+    ``chunk=None`` (the default on accelerators) the vmap's width is the number of runs per device, so a run's
+    last bits may depend on the sweep's size (on the CPU they did: chain from 8 runs up, linear_softmax when
+    sharded); pass an integer chunk where that matters. What is *not* claimed: bit-identity across machines or CPU instruction sets (XLA compiles for the host's vector
     width, and a different width changes the order of float32 sums and the transcendental kernels), nor across
     ``chunk`` values (a different vmap width is a different program). Inverse-CDF sampling turns a last-bit
     difference into a different draw once a uniform falls within rounding of a cdf boundary, so across machines
@@ -195,16 +206,20 @@ def simulate(
     if not seeds:
         raise ValueError("simulate needs at least one seed")
     chosen = resolve_devices(devices)
-    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
-        raise ValueError(f"chunk must be an integer >= 1 (runs per vmap); got {chunk!r}")
+    if isinstance(chunk, (int, np.integer)) and not isinstance(chunk, bool) and chunk == -1:
+        chunk = default_chunk(chosen)
+    if chunk is not None and (isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1):
+        raise ValueError(f"chunk must be an integer >= 1 (runs per vmap) or None (one vmap per device); got {chunk!r}")
     n_cfg, n_seed = (lengths.pop() if lengths else 1), len(seeds)
     if n_cfg == 0:
         raise ValueError("sweep values are empty: give at least one configuration")
     # run r = (configuration r // n_seed, seed r % n_seed)
     hp = {k: jnp.repeat(jnp.asarray(v, dtype=dtype), n_seed) for k, v in sweep.items()}
     keys = jnp.tile(jnp.stack([jax.random.PRNGKey(s) for s in seeds]), (n_cfg, 1))
-    (keys, hp), pad = _place((keys, hp), chosen, n_cfg * n_seed, int(chunk))
-    first, logs = _compiled_sweep(task, cfg, dtype, chosen, int(chunk))(keys, hp, task_data(task))
+    n_runs = n_cfg * n_seed
+    width = int(chunk) if chunk is not None else -(-n_runs // len(chosen))  # runs per vmap
+    (keys, hp), pad = _place((keys, hp), chosen, n_runs, width)
+    first, logs = _compiled_sweep(task, cfg, dtype, chosen, width)(keys, hp, task_data(task))
     used = tuple(sorted(str(d) for d in next(iter(logs.values())).sharding.device_set))
     first, logs = jax.device_get((first, logs))
     metrics = {}

@@ -5,6 +5,7 @@ import array_api_compat
 import numpy as np
 
 import fadesim
+from fadesim.advantages.domains import NON_NEGATIVE
 
 
 def _centred(rewards, mask):
@@ -152,3 +153,11 @@ through_numpy.__fadesim__ = {"mean_centred": True}
 decorated_centred = fadesim.advantage(plain_centred)
 #: decorated, the numpy detour's result is copied back to the rewards' device
 decorated_through_numpy = fadesim.advantage(through_numpy, mean_centred=True)
+
+
+def unchecked_domain(rewards, *, mask=None, signals=None, logprobs=None, scale=1.0):
+    """Declares scale >= 0 but never checks it: scale = -1 silently flips every advantage's sign."""
+    return scale * sound(rewards, mask=mask)
+
+
+unchecked_domain.__fadesim__ = {"mean_centred": True, "domains": {"scale": NON_NEGATIVE}}
