@@ -101,7 +101,9 @@ def advantage(fn: Callable[..., Any] | None = None, *, min_group_size: int = 2,
         contract += [p for p in params.values() if p.kind is p.KEYWORD_ONLY and p.name not in ("mask", "signals", "logprobs")]
         wrapped.__signature__ = inspect.Signature(contract)
         wrapped.__fadesim__ = {**dict(getattr(f, "__fadesim__", {}) or {}), **declared,
-                               "min_group_size": int(min_group_size), "domains": own_domains}
+                               "min_group_size": int(min_group_size)}
+        if own_domains:
+            wrapped.__fadesim__["domains"] = own_domains
         return wrapped
 
     return wrap(fn) if fn is not None else wrap

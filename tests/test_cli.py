@@ -35,7 +35,8 @@ QUICK_PROPERTIES = ["--only", "permutation_equivariant", "--only", "mask_handlin
 def test_check_passes_a_registered_advantage_loaded_by_path_with_every_property(capsys):
     assert main(_check_args("grpo", 10)) == 0, capsys.readouterr().out
     out = capsys.readouterr().out
-    assert "14 passed, 0 failed; 4 contract items met, 0 warning(s)" in out and "advantage card" in out
+    # parameter_domains included: the registered function carries grpo's declared domains in __fadesim__
+    assert "15 passed, 0 failed; 4 contract items met, 0 warning(s)" in out and "advantage card" in out
 
 
 @pytest.mark.parametrize("name", ["fade", "unlikeliness"])
@@ -115,11 +116,11 @@ def test_a_plain_five_line_advantage_passes_with_contract_warnings_and_decorated
     warned = {l.split()[1] for l in out.splitlines() if l.strip().startswith("WARN ")}
     assert warned == {"bad_input", "constant_output", "singleton_groups"}, warned
     assert out.count("fix:") == 3 and "@fadesim.advantage" in out
-    assert "12 passed, 0 failed, 2 skipped;" in out  # mean_centred and scale_invariant: not declared
+    assert "12 passed, 0 failed, 3 skipped;" in out  # mean_centred, scale_invariant, parameter domains: not declared
     assert not any(l.strip().startswith("FAIL ") for l in out.splitlines())
     assert main(["check", f"{PLANTED}:decorated_centred", "--examples", "20"]) == 0
     out = capsys.readouterr().out
-    assert "12 passed, 0 failed, 2 skipped; 4 contract items met, 0 warning(s)" in out
+    assert "12 passed, 0 failed, 3 skipped; 4 contract items met, 0 warning(s)" in out
     assert not any(l.strip().startswith(("FAIL ", "WARN ")) for l in out.splitlines())
 
 

@@ -79,15 +79,15 @@ def test_hyper_parameter_errors():
         fadesim.get("pass_at_k", K=5)(R)
     with pytest.raises(ValueError, match="pkpo: K = 4 is too large for groups of G = 4 \\(needs K <= 3\\)"):
         fadesim.get("pkpo", K=4)(R)
-    with pytest.raises(ValueError, match="K must be a positive integer; got 0"):
+    with pytest.raises(ValueError, match="pass_at_k: parameter K = 0 is outside its domain an integer >= 1"):
         fadesim.get("pass_at_k", K=0)(R)
-    with pytest.raises(ValueError, match="K must be a positive integer; got 1.5"):
+    with pytest.raises(ValueError, match="pkpo: parameter K = 1.5 is outside its domain an integer >= 1"):
         fadesim.get("pkpo", K=1.5)(R)
-    with pytest.raises(ValueError, match="beta must be nonzero"):
+    with pytest.raises(ValueError, match="risk_sensitive: parameter beta = 0.0? is outside its domain a nonzero finite real"):
         fadesim.get("risk_sensitive", beta=0.0)(R)
-    with pytest.raises(ValueError, match="scale must be 'group', 'batch' or 'none'"):
+    with pytest.raises(ValueError, match="grpo: parameter scale = 'tokens' is outside its domain one of 'group', 'batch', 'none'"):
         fadesim.get("grpo", scale="tokens")(R)
-    with pytest.raises(ValueError, match="convention must be '01' or 'pm1'"):
+    with pytest.raises(ValueError, match="reinforce: parameter convention = .* is outside its domain one of '01', 'pm1'"):
         fadesim.get("reinforce", convention="+-1")(R)
 
 

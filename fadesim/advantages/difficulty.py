@@ -194,8 +194,6 @@ def risk_sensitive(
     for any finite rewards, accurate for small |beta|, and free of cancellation in the denominator. beta = 0 exactly is rejected (use dr_grpo).
     """
     batch = prepare_group_batch(rewards, mask, name="risk_sensitive", min_group_size=2)
-    if isinstance(beta, (int, float)) and beta == 0:
-        raise ValueError("risk_sensitive: beta must be nonzero (beta -> 0 is dr_grpo)")
     xp = batch.xp
     scaled = beta * batch.rewards
     top = gs.maximum(scaled, batch)

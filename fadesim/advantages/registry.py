@@ -160,8 +160,10 @@ def _hyper_parameters(f: AdvantageFn) -> dict[str, Any]:
 
 
 def _checking(f: AdvantageFn, name: str, domains: Mapping[str, Domain]) -> AdvantageFn:
-    """``f`` behind the domain check of its keyword hyper-parameters (``f`` itself's signature, via __wrapped__)."""
-    if getattr(f, "__fadesim_checked__", None) == (name, tuple(sorted(domains.items(), key=lambda kv: kv[0]))):
+    """``f`` behind the domain check of its keyword hyper-parameters (``f`` itself's signature, via __wrapped__);
+    ``f`` itself where it declares no domain (so ``fadesim.get(name) is f`` for a plain registration)."""
+    if not domains or getattr(f, "__fadesim_checked__", None) == (name, tuple(sorted(domains.items(),
+                                                                                          key=lambda kv: kv[0]))):
         return f
 
     @functools.wraps(f)
@@ -171,6 +173,7 @@ def _checking(f: AdvantageFn, name: str, domains: Mapping[str, Domain]) -> Advan
         return f(rewards, **kwargs)
 
     checked.__fadesim_checked__ = (name, tuple(sorted(domains.items(), key=lambda kv: kv[0])))
+    checked.__fadesim__ = {**dict(getattr(f, "__fadesim__", None) or {}), "domains": dict(domains)}
     return checked
 
 

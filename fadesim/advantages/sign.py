@@ -129,8 +129,6 @@ def sign_balanced(
     and an all-correct group +1 (the policy random-walks on prompts it never solves). For the sign axis
     around a mean-centred baseline (b = 0 is GRPO or Dr.GRPO exactly) use ``sign_scaled``.
     """
-    if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
-        raise ValueError(f"sign_balanced: balance must lie in [-1, 1]; got {balance}")
     return _two_valued(rewards, mask, name="sign_balanced", positive=1.0 + balance, negative=-(1.0 - balance),
                        threshold=threshold)
 
@@ -160,10 +158,6 @@ def sign_scaled(
     baseline), as the base does. ``balance`` may be a traced array (sweeps). The registry's declared
     scale invariance is that of the default base (grpo); with base="dr_grpo" the advantage scales with r.
     """
-    if isinstance(balance, (int, float)) and not -1.0 <= balance <= 1.0:
-        raise ValueError(f"sign_scaled: balance must lie in [-1, 1]; got {balance}")
-    if base not in ("grpo", "dr_grpo"):
-        raise ValueError(f"sign_scaled: base must be 'grpo' or 'dr_grpo'; got {base!r}")
     batch = prepare_group_batch(rewards, mask, name="sign_scaled", min_group_size=2)
     xp = batch.xp
     a = grpo_of_batch(batch, eps=eps, scale="group" if base == "grpo" else "none")

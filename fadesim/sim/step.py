@@ -61,9 +61,12 @@ def initial_state(task: Any, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, A
             "step": xp.zeros((), dtype=dtype), "ref_params": params}
 
 
-def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Mapping[str, Any], xp: Any
-               ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Advance one step from uniforms ``u`` (task.uniform_shape(G)); returns (state, batch metrics)."""
+def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Mapping[str, Any], xp: Any,
+               metrics: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Advance one step from uniforms ``u`` (task.uniform_shape(G)); returns (state, batch metrics).
+
+    ``metrics=False`` skips the batch metrics (mass decomposition, gradient norm, clip fraction: nothing the
+    update reads) and returns ``{}`` for them: the simulator computes them only on the steps it logs."""
     update_hp, adv_hp = split_hyper_parameters(cfg, hp)
     _, update = OPTIMIZERS[cfg.optimizer]
     params, opt = state["params"], state["opt"]
@@ -91,10 +94,14 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
         if use_kl:
             weights = weights - update_hp["kl_beta"] * (logp - logp_ref)
         grads = task.score(params, actions, weights, xp)
-        if epoch == 0:
+        if epoch == 0 and metrics:
             grad_norm = xp.sqrt(sum(xp.sum(g * g) for g in grads.values()))
-        clip_fraction = xp.mean(clipped.astype(adv.dtype))
+        if metrics:
+            clip_fraction = xp.mean(clipped.astype(adv.dtype))
         params, opt = update(grads, opt, params, update_hp["lr"], xp)
+    new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
+    if not metrics:
+        return new_state, {}
     d = decompose(adv, rewards)
     n = rewards.shape[0]
     batch = {
@@ -107,7 +114,6 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
         "grad_norm": grad_norm,
         "clip_fraction": clip_fraction,
     }
-    new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
     return new_state, batch
 
 

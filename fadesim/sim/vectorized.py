@@ -55,13 +55,15 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
         state = initial_state(task, cfg, jnp, dtype)
         first = policy_metrics(task, cfg, state["params"], jnp, hard)
 
-        def one_step(state: dict[str, Any], t: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-            return train_step(task, cfg, state, step_uniforms(key, t, shape, dtype), hp, jnp)
+        def quiet_step(state: dict[str, Any], t: Any) -> tuple[dict[str, Any], None]:
+            return train_step(task, cfg, state, step_uniforms(key, t, shape, dtype), hp, jnp, metrics=False)[0], None
 
         def one_log(state: dict[str, Any], chunk: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-            ts = chunk * cfg.log_every + jnp.arange(cfg.log_every)
-            state, batches = jax.lax.scan(one_step, state, ts)
-            last = {k: v[-1] for k, v in batches.items()}
+            # log_every - 1 steps without batch metrics, then the logged step with them (the update is the same)
+            first_t = chunk * cfg.log_every
+            state, _ = jax.lax.scan(quiet_step, state, first_t + jnp.arange(cfg.log_every - 1))
+            t = first_t + cfg.log_every - 1
+            state, last = train_step(task, cfg, state, step_uniforms(key, t, shape, dtype), hp, jnp)
             return state, {**last, **policy_metrics(task, cfg, state["params"], jnp, hard)}
 
         _, logs = jax.lax.scan(one_log, state, jnp.arange(n_logs))
