@@ -48,6 +48,14 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
 
 
 @pytest.mark.heavy
+def _refused(main, argv, message, capsys):
+    """A bad setting: exit status 2 and one line on stderr naming it (argparse's convention), nothing run."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1 and message in err[0], (exit_.value.code, err)
+
+
 def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
     import sign_axis
 
@@ -63,10 +71,11 @@ def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
     assert len(sweep) == 2 * 2 * 3 and all(v.startswith("[toy regime, bandit, ") for v in sweep)
     assert {v.split(", ")[2] for v in sweep} == {"adam", "adam_shared"}
     assert all("sign_balanced" in v for v in verdicts)
-    with pytest.raises(ValueError, match="regimes must be a non-empty subset"):
-        sign_axis.main(["--regime", "huge", "--out", str(tmp_path / "x")])
-    with pytest.raises(ValueError, match="plain SGD is the theory check's optimizer"):
-        sign_axis.main(["--optimizer", "sgd", "--out", str(tmp_path / "x")])
+    capsys.readouterr()
+    _refused(sign_axis.main, ["--regime", "huge", "--out", str(tmp_path / "x")], "regimes must be a non-empty subset",
+             capsys)
+    _refused(sign_axis.main, ["--optimizer", "sgd", "--out", str(tmp_path / "x")],
+             "plain SGD is the theory check's optimizer", capsys)
 
 
 def test_figure_renders_with_labelled_axes(tmp_path):
@@ -303,10 +312,10 @@ def test_ladder_prints_a_verdict_per_claim_with_table_and_figure(tmp_path, capsy
     rows = [line for line in table.splitlines() if line.startswith("| C")]
     assert len(rows) == 4 and all("| bandit | toy | adam_shared |" in row for row in rows)  # every verdict's optimizer
     assert (tmp_path / "fig" / "ladder_quick.png").stat().st_size > 10_000
-    with pytest.raises(ValueError, match="rungs must be a non-empty subset"):
-        ladder.main(["--rungs", "bandit,gpt5", "--out", str(tmp_path / "x")])
-    with pytest.raises(ValueError, match="seeds >= 4"):
-        ladder.main(["--seeds", "2", "--out", str(tmp_path / "x")])
+    capsys.readouterr()
+    _refused(ladder.main, ["--rungs", "bandit,gpt5", "--out", str(tmp_path / "x")], "rungs must be a non-empty subset",
+             capsys)
+    _refused(ladder.main, ["--seeds", "2", "--out", str(tmp_path / "x")], "seeds >= 4", capsys)
 
 
 def _synthetic_rung(rung, entropy_by_method, seeds=4, steps=(0, 2, 4, 6, 8)):

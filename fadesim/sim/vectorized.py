@@ -91,15 +91,23 @@ _COMPILED: dict[tuple[Any, ...], Any] = {}  # (task signature, config, dtype, de
 
 
 def _chunked(run: Any, chunk: int) -> Any:
-    """(keys, hp, data) over r runs (r a multiple of ``chunk``) -> stacked outputs: vmap over ``chunk`` runs,
-    lax.map over the r / chunk chunks."""
+    """(keys, hp, data, n_chunks) over r = n_chunks x chunk runs -> stacked outputs: vmap over ``chunk`` runs, in a
+    loop over the r / chunk chunks whose trip count is a traced value, so XLA can neither unroll it nor remove a
+    one-trip loop: the chunk's code is the same compiled loop body for every r (a static one-trip ``lax.map`` was
+    inlined and fused differently, and gave other last bits than the same chunk inside a longer loop)."""
     batched = jax.vmap(run, in_axes=(0, 0, None))
 
-    def local(keys: Any, hp: Any, data: Any) -> Any:
-        r = keys.shape[0]
-        split = lambda x: x.reshape(r // chunk, chunk, *x.shape[1:])  # noqa: E731
-        out = jax.lax.map(lambda a: batched(a[0], a[1], data), (split(keys), jax.tree.map(split, hp)))
-        return jax.tree.map(lambda x: x.reshape(r, *x.shape[2:]), out)
+    def local(keys: Any, hp: Any, data: Any, n_chunks: Any) -> Any:
+        r = keys.shape[0]  # n_chunks = r / chunk, passed in as an argument: a value XLA cannot fold
+        take = lambda x, i: jax.lax.dynamic_slice_in_dim(x, i * chunk, chunk)  # noqa: E731
+        shapes = jax.eval_shape(batched, take(keys, 0), jax.tree.map(lambda x: take(x, 0), hp), data)
+        out = jax.tree.map(lambda a: jnp.zeros((r, *a.shape[1:]), a.dtype), shapes)
+
+        def body(i: Any, out: Any) -> Any:
+            got = batched(take(keys, i), jax.tree.map(lambda x: take(x, i), hp), data)
+            return jax.tree.map(lambda o, g: jax.lax.dynamic_update_slice_in_dim(o, g, i * chunk, 0), out, got)
+
+        return jax.lax.fori_loop(0, n_chunks, body, out)
 
     return local
 
@@ -117,7 +125,7 @@ def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any, devices: list[Any], c
         if len(devices) > 1:
             mesh = Mesh(np.asarray(devices), ("runs",))
             local = jax.shard_map(local, mesh=mesh, in_specs=(PartitionSpec("runs"), PartitionSpec("runs"),
-                                                              PartitionSpec()),
+                                                              PartitionSpec(), PartitionSpec()),
                                   out_specs=PartitionSpec("runs"), check_vma=False)
         _COMPILED.clear() if len(_COMPILED) > 32 else None
         _COMPILED[key] = jax.jit(local)
@@ -148,16 +156,36 @@ def resolve_devices(devices: int | Sequence[Any] | None) -> list[Any]:
     return chosen
 
 
-def _place(tree: Any, devices: list[Any], n_runs: int, chunk: int = 1) -> tuple[Any, int]:
-    """Pad the runs axis to a multiple of chunk x the device count (repeating the last run) and shard it over
-    the devices."""
-    pad = (-n_runs) % (chunk * len(devices))
-    if pad:
-        tree = jax.tree.map(lambda x: jnp.concatenate([x, jnp.repeat(x[-1:], pad, axis=0)]), tree)
-    if len(devices) == 1:
-        return jax.device_put(tree, devices[0]), pad
+def _place(tree: Any, devices: list[Any], n_runs: int, chunk: int) -> tuple[Any, int]:
+    """Lay the runs out over the devices: pad to a multiple of chunk x devices (repeating the last run), split into
+    one block per device, append to each block one spare chunk that is never computed, and shard. Returns (tree,
+    chunks computed per device); ``_unplace`` undoes the layout.
+
+    The spare chunk keeps every device's block longer than one chunk, so the loop's slice of a chunk is a real
+    dynamic slice: a block of exactly one chunk let XLA drop the slice and fuse that program differently (last bits
+    of linear_softmax differed between one and two devices)."""
+    devs = len(devices)
+    computed = n_runs + (-n_runs) % (chunk * devs)
+    per_device = computed // devs
+
+    def layout(x: Any) -> Any:
+        x = jnp.concatenate([x, jnp.repeat(x[-1:], computed - n_runs, axis=0)])
+        blocks = x.reshape(devs, per_device, *x.shape[1:])
+        spare = jnp.broadcast_to(x[-1], (devs, chunk, *x.shape[1:]))
+        return jnp.concatenate([blocks, spare], axis=1).reshape(devs * (per_device + chunk), *x.shape[1:])
+
+    tree = jax.tree.map(layout, tree)
+    if devs == 1:
+        return jax.device_put(tree, devices[0]), per_device // chunk
     sharding = NamedSharding(Mesh(np.asarray(devices), ("runs",)), PartitionSpec("runs"))
-    return jax.device_put(tree, sharding), pad
+    return jax.device_put(tree, sharding), per_device // chunk
+
+
+def _unplace(x: np.ndarray, devs: int, chunks_per_device: int, chunk: int, n_runs: int) -> np.ndarray:
+    """The runs, in order, from ``_place``'s layout (spare chunks and padding dropped)."""
+    per_device = chunks_per_device * chunk
+    blocks = x.reshape(devs, per_device + chunk, *x.shape[1:])[:, :per_device]
+    return blocks.reshape(devs * per_device, *x.shape[1:])[:n_runs]
 
 
 def simulate(
@@ -220,16 +248,18 @@ def simulate(
     keys = jnp.tile(jnp.stack([jax.random.PRNGKey(s) for s in seeds]), (n_cfg, 1))
     n_runs = n_cfg * n_seed
     width = int(chunk) if chunk is not None else -(-n_runs // len(chosen))  # runs per vmap
-    (keys, hp), pad = _place((keys, hp), chosen, n_runs, width)
-    first, logs = _compiled_sweep(task, cfg, dtype, chosen, width)(keys, hp, task_data(task))
+    (keys, hp), chunks_per_device = _place((keys, hp), chosen, n_runs, width)
+    first, logs = _compiled_sweep(task, cfg, dtype, chosen, width)(keys, hp, task_data(task),
+                                                                    np.int32(chunks_per_device))
     used = tuple(sorted(str(d) for d in next(iter(logs.values())).sharding.device_set))
     first, logs = jax.device_get((first, logs))
     metrics = {}
+    runs = lambda x: _unplace(np.asarray(x, dtype=np.float64), len(chosen), chunks_per_device, width, n_runs)  # noqa: E731
     for name, values in logs.items():
-        values = np.asarray(values, dtype=np.float64)[: n_cfg * n_seed]
+        values = runs(values)
         values = values.reshape(n_cfg, n_seed, *values.shape[1:])  # (n_cfg, n_seeds, n_logs)
         head = np.full(values.shape[:2] + (1,), np.nan) if name in BATCH_METRICS else \
-            np.asarray(first[name], dtype=np.float64)[: n_cfg * n_seed].reshape(n_cfg, n_seed, 1)
+            runs(first[name]).reshape(n_cfg, n_seed, 1)
         metrics[name] = np.concatenate([head, values], axis=-1)
     return SimResult(task=task.name, config=cfg, seeds=seeds, sweep=sweep,
                      steps=np.arange(0, cfg.steps + 1, cfg.log_every), metrics=metrics, devices=used)
