@@ -1,14 +1,18 @@
 """Simulator speed, four ways in one run, at K = 32, 512 and 4096 answers (bandit, N = 512 prompts, G = 16, 200
 GRPO steps with Adam): a per-prompt Python loop, the numpy reference, jax jit, and jax jit + vmap over 8 seeds;
-then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16 x 1000 steps, K = 32) as one jitted,
-vmapped call. Prints rollouts per second, ratios, the cost of a K = 4096 step relative to a K = 32 step, and
-the compile time at each K (the task's arrays are arguments of the compiled program, not constants).
+then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16, 500 steps, K = 32) as one jitted call.
+Prints rollouts per second, the compile time at each K (the task's arrays are arguments of the compiled program,
+not constants), and the three speed targets as ratios measured side by side in this run: a K = 32 sweep step
+against drawing its uniforms alone (<= 6x), jit + vmap against the per-prompt loop (>= 400x), and a K = 4096
+run-step against a K = 32 one (<= 40x). Then the neural rung and the scale-out.
 
-    python benchmarks/simulator.py [--loop-steps 3] [--reference-steps 10] [--sweep-steps 1000] [--no-scale-out]
-    python benchmarks/simulator.py --breakdown    # where a step's time goes: sampling, counts, Adam, RNG, ...
+    python benchmarks/simulator.py              # everything, under 10 minutes on 2 cores
+    python benchmarks/simulator.py --quick      # a one-minute look: K = 32 and 4096, 50 steps, the targets
+    python benchmarks/simulator.py [--loop-steps 2] [--reference-steps 5] [--sweep-steps 500] [--no-scale-out]
+    python benchmarks/simulator.py --breakdown  # where a step's time goes: sampling, counts, Adam, RNG, ...
 
 The Python loop and the numpy reference run --loop-steps / --reference-steps steps and are scaled linearly
-to 200 (their cost per step is constant); the jax runs are timed in full, after a compile call.
+to the run's length (their cost per step is constant); the jax runs are timed in full, after a compile call.
 
 Scale-out (last): the same full sweep on 1 vs 2 virtual CPU devices (``simulate(devices=...)``, in a child
 process started with XLA_FLAGS=--xla_force_host_platform_device_count=2, both timed after their compile),
@@ -141,11 +145,32 @@ def scale_out(steps: int) -> None:
           "(start-up and compilation included)")
 
 
+def per_step_ms(fn, *args, steps: int = 50) -> float:
+    """ms per call of ``fn(*args)`` inside a jitted scan of ``steps`` steps (as the simulator runs it), after compile.
+    The inputs depend on the loop's carry, so XLA cannot hoist the work out of the loop."""
+    import jax
+    import jax.numpy as jnp
+
+    def body(carry, _):
+        out = fn(*jax.tree_util.tree_map(lambda a: a + (0 * carry).astype(a.dtype), args))
+        return carry + jnp.sum(jax.tree_util.tree_leaves(out)[0]).astype(jnp.float32) * 1e-30, None
+    run = jax.jit(lambda: jax.lax.scan(body, jnp.float32(0), jnp.arange(steps))[0])
+    run().block_until_ready()
+    return timed(lambda: run().block_until_ready()) / steps * 1e3
+
+
+def uniforms_ms(runs: int, steps: int = 50) -> float:
+    """ms to draw one step's uniforms (N x G per run, threefry) for ``runs`` runs: the floor of a simulator step."""
+    import jax
+
+    keys = jax.random.split(jax.random.PRNGKey(0), runs)
+    return per_step_ms(jax.vmap(lambda k: jax.random.uniform(k, (N, G))), keys, steps=steps)
+
+
 def breakdown(steps: int = 50) -> None:
     """Where a step's time goes, each part timed alone (jit, vmap over the runs, a scan of ``steps`` steps, as in the
     simulator): the full sign-axis sweep's shapes (168 runs, K = 32) and 8 runs at K = 4096. Two alternatives are
-    timed beside the simulator's own code; their sums are not bit-identical to it, so adopting them changes every
-    draw after the first rounding difference (and every committed --full figure with it)."""
+    timed beside the simulator's own code (the one-hot weighted counts the simulator used before its scatter-add)."""
     import jax
     import jax.numpy as jnp
 
@@ -153,13 +178,7 @@ def breakdown(steps: int = 50) -> None:
     from fadesim.tasks import softmax_policy as sp
 
     def per_step(fn, *args) -> float:
-        def body(carry, _):
-            # inputs that depend on the carry, so XLA cannot hoist the part out of the loop
-            out = fn(*jax.tree_util.tree_map(lambda a: a + (0 * carry).astype(a.dtype), args))
-            return carry + jnp.sum(jax.tree_util.tree_leaves(out)[0]).astype(jnp.float32) * 1e-30, None
-        run = jax.jit(lambda: jax.lax.scan(body, jnp.float32(0), jnp.arange(steps))[0])
-        run().block_until_ready()
-        return timed(lambda: run().block_until_ready()) / steps * 1e3
+        return per_step_ms(fn, *args, steps=steps)
 
     print(f"\nwhere a step goes (ms per step, each part alone, jit + vmap over the runs, {steps}-step scan; a part "
           "alone also writes its output, which inside the step XLA may fuse away, so the parts overlap and do not "
@@ -177,10 +196,10 @@ def breakdown(steps: int = 50) -> None:
                 lambda lp: (lambda c: c / c[..., -1:])(jnp.cumsum(jnp.exp(lp), axis=-1))), logp),
             "sample_categorical (cdf + search)": per_step(jax.vmap(lambda lp, uu: sp.sample_categorical(lp, uu, jnp)),
                                                           logp, u),
-            "weighted_counts (the simulator's)": per_step(jax.vmap(
+            "weighted_counts (scatter-add)": per_step(jax.vmap(
                 lambda a, ww: sp.weighted_counts(a, ww, n_answers, jnp)), actions, w),
-            "  alternative: scatter-add counts": per_step(jax.vmap(
-                lambda a, ww: jnp.zeros((N, n_answers), ww.dtype).at[jnp.arange(N)[:, None], a].add(ww)), actions, w),
+            "  before: one-hot sums": per_step(jax.vmap(
+                lambda a, ww: jnp.sum(ww[..., None] * sp.one_hot(a, n_answers, ww.dtype, jnp), axis=-2)), actions, w),
             "adam update": per_step(jax.vmap(lambda g, t, st: adam_update({"theta": g}, st, {"theta": t}, 0.02, jnp)[0]
                                              ["theta"]), theta, theta, jax.vmap(lambda t: adam_init({"theta": t}, jnp))(theta)),
             "uniforms (threefry)": per_step(jax.vmap(lambda k: jax.random.uniform(k, (N, G))), jax.random.split(key, runs)),
@@ -197,11 +216,14 @@ def breakdown(steps: int = 50) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--loop-steps", type=int, default=3)
-    ap.add_argument("--reference-steps", type=int, default=10)
-    ap.add_argument("--sweep-steps", type=int, default=1000, help="steps of the full sweep (and the scale-out)")
-    ap.add_argument("--neural-steps", type=int, default=500, help="steps of the neural-rung run")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="a one-minute look: K = 32 and 4096, 50 steps, a 100-step sweep; no neural rung or scale-out")
+    ap.add_argument("--steps", type=int, default=STEPS, help="steps of each single-configuration run (default 200)")
+    ap.add_argument("--loop-steps", type=int, default=2)
+    ap.add_argument("--reference-steps", type=int, default=5)
+    ap.add_argument("--sweep-steps", type=int, default=500, help="steps of the full sweep (and the scale-out)")
+    ap.add_argument("--neural-steps", type=int, default=200, help="steps of the neural-rung run")
     ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
     ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
     ap.add_argument("--breakdown", action="store_true", help="only where a step's time goes (parts timed alone)")
@@ -220,43 +242,57 @@ def main() -> int:
     if args.breakdown:
         breakdown()
         return 0
-    rollouts = N * G * STEPS
-    cfg = SimConfig(advantage="grpo", G=G, steps=STEPS, log_every=10, optimizer="adam", lr=0.02)
-    per_step = {}
-    print(f"bandit N={N}, G={G}, {STEPS} steps = {rollouts:,} rollouts per run, at K = {', '.join(map(str, KS))}")
+    ks, steps = (KS[0], KS[-1]) if args.quick else KS, 50 if args.quick else args.steps
+    sweep_steps = 100 if args.quick else args.sweep_steps
+    loop_steps, ref_steps = (1, 2) if args.quick else (args.loop_steps, args.reference_steps)
+    rollouts = N * G * steps
+    cfg = SimConfig(advantage="grpo", G=G, steps=steps, log_every=10, optimizer="adam", lr=0.02)
+    per_step, vs_loop = {}, {}
+    print(f"bandit N={N}, G={G}, {steps} steps = {rollouts:,} rollouts per run, at K = {', '.join(map(str, ks))}")
     print(f"{'K':>5s} {'way':28s} {'seconds/run':>12s} {'rollouts/s':>14s} {'vs loop':>9s} {'vs numpy':>9s}")
-    for n_answers in KS:
+    for n_answers in ks:
         task = bandit_task(n_answers)
-        t_loop = timed(lambda: python_loop(task, args.loop_steps)) * STEPS / args.loop_steps
-        ref_cfg = cfg.replace(steps=args.reference_steps, log_every=args.reference_steps)
-        t_ref = timed(lambda: simulate_reference(task, ref_cfg, seed=0, dtype=np.float32)) * STEPS / args.reference_steps
+        t_loop = timed(lambda: python_loop(task, loop_steps)) * steps / loop_steps
+        ref_cfg = cfg.replace(steps=ref_steps, log_every=ref_steps)
+        t_ref = timed(lambda: simulate_reference(task, ref_cfg, seed=0, dtype=np.float32)) * steps / ref_steps
         t_compile = timed(lambda: simulate(task, cfg, seeds=[0]))  # compile (+ one run)
         t_jax = timed(lambda: simulate(task, cfg, seeds=[0]))
         seeds8 = list(range(8))
         simulate(task, cfg, seeds=seeds8)  # compile
         t_vmap = timed(lambda: simulate(task, cfg, seeds=seeds8))
-        per_step[n_answers] = t_vmap / (8 * STEPS)
+        per_step[n_answers] = t_vmap / (8 * steps)
+        vs_loop[n_answers] = t_loop / (t_vmap / 8)
         for name, t, runs in [("per-prompt Python loop", t_loop, 1), ("numpy reference", t_ref, 1),
                               ("jax jit", t_jax, 1), ("jax jit + vmap (8 seeds)", t_vmap, 8)]:
             per_run = t / runs
             print(f"{n_answers:5d} {name:28s} {per_run:12.3f} {rollouts / per_run:14,.0f} {t_loop / per_run:9.1f} "
                   f"{t_ref / per_run:9.1f}")
         print(f"{n_answers:5d} {'(jax compile, about)':28s} {t_compile - t_jax:12.2f} s")
-    print(f"cost of one run-step (jit + vmap): K = {KS[-1]} / K = {KS[0]} = {per_step[KS[-1]] / per_step[KS[0]]:.1f}x "
-          f"(K is {KS[-1] // KS[0]}x)")
 
     task = bandit_task()
     seeds8 = list(range(8))
-    balances = BALANCES
-    sweep_cfg = sweep_config(args.sweep_steps)
-    t_compile_and_run = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
-    t_sweep = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": balances}))
-    total = 21 * 8 * N * G * args.sweep_steps
-    print(f"full sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x {args.sweep_steps} steps = {total:,} rollouts): "
-          f"{t_sweep:.1f} s after compile ({t_compile_and_run:.1f} s including compile), {total / t_sweep:,.0f} rollouts/s")
-    neural(args.neural_steps)
-    if not args.no_scale_out:
-        scale_out(args.sweep_steps)
+    sweep_cfg = sweep_config(sweep_steps)
+    t_compile_and_run = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": BALANCES}))
+    t_sweep = timed(lambda: simulate(task, sweep_cfg, seeds=seeds8, sweep={"balance": BALANCES}))
+    total = 21 * 8 * N * G * sweep_steps
+    print(f"full sign-axis sweep (21 balances x 8 seeds x {N} prompts x G={G} x {sweep_steps} steps = {total:,} "
+          f"rollouts): {t_sweep:.1f} s after compile ({t_compile_and_run:.1f} s including compile), "
+          f"{total / t_sweep:,.0f} rollouts/s")
+    step_ms, draw_ms = t_sweep / sweep_steps * 1e3, uniforms_ms(21 * 8)
+    big = KS[-1]
+    print(f"\ntargets (ratios from this run; absolute times differ several-fold between machines of one kind):")
+    for what, value, target, ok in [
+            (f"K = {K}: a whole sweep step / drawing its uniforms alone ({step_ms:.1f} / {draw_ms:.1f} ms)",
+             step_ms / draw_ms, "<= 6x", step_ms / draw_ms <= 6),
+            (f"K = {K}: jax jit + vmap vs the per-prompt Python loop, per run", vs_loop[K], ">= 400x",
+             vs_loop[K] >= 400),
+            (f"one run-step (jit + vmap): K = {big} / K = {K} (K is {big // K}x)", per_step[big] / per_step[K],
+             "<= 40x", per_step[big] / per_step[K] <= 40)]:
+        print(f"  {what:78s} {value:8.1f}x  target {target:6s} {'met' if ok else 'NOT MET'}")
+    if not args.quick:
+        neural(args.neural_steps)
+        if not args.no_scale_out:
+            scale_out(args.sweep_steps)
     return 0
 
 

@@ -31,6 +31,7 @@ class SimConfig:
     kl_beta: float = 0.0  # KL(pi || pi_0) penalty, score-function estimator
     entropy_decay: float = 0.9  # EMA smoothing of the entropy signal for schedule-driven advantages
     floor: float = 0.01  # probability above which a correct answer counts as "kept" (diversity)
+    extra_pass_at_k: tuple[int, ...] = ()  # pass@k logged besides k = 1, 2, 4, ..., 1024 (e.g. a paper's k = 5, 100)
 
     def __post_init__(self) -> None:
         entry = info(self.advantage)  # KeyError naming the known advantages
@@ -47,6 +48,8 @@ class SimConfig:
             raise ValueError(f"lr must be positive; got {self.lr}")
         if self.eps_low < 0 or self.eps_high < 0 or self.kl_beta < 0:
             raise ValueError("eps_low, eps_high and kl_beta must be >= 0")
+        if any(isinstance(k, bool) or int(k) != k or k < 1 for k in self.extra_pass_at_k):
+            raise ValueError(f"extra_pass_at_k must be positive integers; got {self.extra_pass_at_k!r}")
         if not 0.0 <= self.entropy_decay < 1.0:
             raise ValueError(f"entropy_decay must lie in [0, 1); got {self.entropy_decay}")
 

@@ -134,6 +134,9 @@ def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any, h
     the jax simulator passes it in, since its task's arrays are traced)."""
     ex = task.exact(params, xp, cfg.floor)
     out = sp.exact_pass_at_k(ex["pass_rate"], xp)
+    extra = tuple(sorted({int(k) for k in cfg.extra_pass_at_k} - set(sp.PASS_AT_K)))
+    if extra:
+        out.update(sp.exact_pass_at_k(ex["pass_rate"], xp, ks=extra))
     hard = xp.asarray(initial_hard_prompts(task) if hard is None else hard)
     n_hard = xp.sum(hard.astype(ex["pass_rate"].dtype))
     out["pass@1_hard"] = xp.sum(xp.where(hard, ex["pass_rate"], 0.0)) / xp.maximum(n_hard, 1.0)

@@ -72,8 +72,8 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
     return run
 
 
-#: on the CPU, runs are computed RUN_CHUNK at a time: one ``vmap`` over exactly this many runs, looped by
-#: ``lax.map`` over as many chunks as a device holds, so a run's numbers come from the same compiled chunk
+#: on the CPU, runs are computed RUN_CHUNK at a time: one ``vmap`` over exactly this many runs, in a loop over
+#: as many chunks as a device holds (``_chunked``), so a run's numbers come from the same compiled chunk
 #: whatever the sweep's size, the device count or the run's neighbours (see ``simulate``). Measured on 2 cores,
 #: 100 steps of the full sign-axis sweep's shapes (168 runs, K = 32), twice each: chunks of 1 11.5-12.0 s, of 2
 #: 8.7-9.0 s, of 4 9.1-9.2 s, of 8 8.7-9.0 s, one vmap of all 168 8.4-8.5 s; at the llm regime's K = 2048 (24 runs)
@@ -208,13 +208,15 @@ def simulate(
     ``jax.devices()``; an int n: the first n; or a list of devices) with ``shard_map`` on a one-axis mesh. The
     devices the result was computed on are in ``SimResult.devices``.
 
-    ``chunk``: every device computes its runs ``chunk`` at a time (one vmap over exactly ``chunk`` runs, a
-    ``lax.map`` over the chunks); the runs axis is padded to a multiple of chunk x devices by repeating the last
-    run, and the padding is dropped from the result. The default (-1) is ``default_chunk``: RUN_CHUNK (2) on CPUs,
+    ``chunk``: every device computes its runs ``chunk`` at a time (one vmap over exactly ``chunk`` runs, in a
+    loop over the chunks whose trip count is an argument); the runs axis is padded to a multiple of chunk x
+    devices by repeating the last run, each device's block gets one spare chunk that is never computed (``_place``),
+    and both are dropped from the result. The default (-1) is ``default_chunk``: RUN_CHUNK (2) on CPUs,
     None on accelerators; None is one vmap over each device's runs (padded to a multiple of the device count).
 
     What is exact, and why: a run's numbers are a function of its own key, hyper-parameters and task, computed
-    by the one compiled per-chunk program (the same HLO on every device, for every sweep size); vmap lanes are
+    by the one compiled per-chunk loop body (the same HLO on every device, for every sweep size: neither the loop's
+    trip count nor the block's length is something XLA can specialise on); vmap lanes are
     independent (no reduction runs across runs), so neither the run's neighbours in its chunk nor the number of
     chunks or devices enters its arithmetic. Hence, **on one machine, for a fixed ``chunk`` and dtype**, a run's
     numbers are bit-identical whatever the sweep around it, the device count, the padding or the executor

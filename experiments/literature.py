@@ -1,0 +1,144 @@
+"""The literature protocol (fadesim.literature): calibrated to a real model's base pass@k, does the simulator predict
+what RL did to that model in published runs?
+
+Per setting of the curves file: the task's initial difficulty is fitted to the base rows only; the training length
+is the step where the simulated GRPO pass@1 (tuning seeds) reaches the published GRPO pass@1, the only post-RL
+number the simulation sees; every mapped method is trained on the held-out seeds and read at steps_scale x that
+length; then, for every k published for two rows whose published difference is at least 0.01, does the simulated
+difference have the same sign? Prints a table per setting (published vs simulated, 95% CI), writes it, draws one
+panel per setting (published dashed, simulated solid, pass@k against log k), and ends with exactly
+
+    literature: A/B signs agree (P%) over S settings; pass@k mean abs error E
+
+The shipped settings (experiments/data/literature/, their sources in its README) are the only ones to design and
+tune on; a user's own files in the same schema go through the same command.
+
+    python experiments/literature.py                                    # --quick: about a minute
+    python experiments/literature.py --full                             # 16 seeds, the committed table and figure
+    python experiments/literature.py --curves my_curves.csv --methods my_methods.csv
+    python experiments/literature.py --task bandit --optimizer adam     # another task family / optimizer
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from fadesim.experiment import check_axes, parse_settings  # noqa: E402
+from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,  # noqa: E402
+                                load_curves, load_methods, run_setting, summary_line)
+from fadesim.results import write_atomic  # noqa: E402
+from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
+
+TASKS = ("bandit", "linear_softmax", "chain")
+
+
+@dataclass(frozen=True)
+class Settings(ProtocolSettings):
+    curves: str = str(CURVES)
+    methods: str = str(METHODS)
+
+    def __post_init__(self) -> None:
+        check_axes("literature", tasks=((self.task,), TASKS), optimizers=((self.optimizer,), OPTIMIZERS))
+        if self.max_steps % self.log_every:
+            raise ValueError(f"literature: max_steps ({self.max_steps}) must be a multiple of log_every "
+                             f"({self.log_every})")
+        if self.seeds < 4:
+            raise ValueError(f"literature: seeds must be >= 4 (half match the length, half are scored); got {self.seeds}")
+
+
+QUICK = Settings(n_prompts=64, seeds=4, max_steps=200, log_every=20)
+FULL = Settings(seeds=16)
+
+
+def figure(results: list[dict], path: Path, title: str) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(results)
+    cols = min(n, 2)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 4.3 * rows), squeeze=False)
+    for ax, res in zip(axes.flat, results):
+        table = res["table"]
+        names = list(dict.fromkeys([BASE, *table.method]))
+        for i, name in enumerate(names):
+            part = table[table.method == name].sort_values("k")
+            color = "black" if name == BASE else f"C{i % 10}"
+            ax.plot(part.k, part.published, "--", marker="o", ms=3, color=color, alpha=0.8)
+            sim = part.dropna(subset=["simulated"])
+            if len(sim):
+                ax.plot(sim.k, sim.simulated, "-", color=color, label=name)
+                ax.fill_between(sim.k, sim.simulated - sim.ci95, sim.simulated + sim.ci95, color=color, alpha=0.15)
+            else:
+                ax.plot([], [], "--", color=color, label=f"{name} (not simulated)")
+        agree = int(res["comparisons"].agree.sum())
+        ax.set_title(f"{res['setting']}\nsigns {agree}/{len(res['comparisons'])}; length {res['length']} steps"
+                     f"{'' if res['reached'] else ' (closest)'}", fontsize=9)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("k (log scale)")
+        ax.set_ylabel("pass@k")
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.suptitle(title + "  (published dashed, simulated solid with 95% CI)", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "literature")
+    try:
+        curves, methods = load_curves(settings.curves), load_methods(settings.methods)
+    except LiteratureError as err:
+        print(f"literature.py: error: {err}", file=sys.stderr)
+        return 2
+    axes = f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds]"
+    print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
+    results, tables, comps = [], [], []
+    for setting in dict.fromkeys(curves.setting):
+        res = run_setting(setting, curves, methods, settings)
+        results.append(res)
+        how = "reached" if res["reached"] else "closest (never reached)"
+        print(f"\n{setting}: base fit {res['calibration'].family} "
+              + ", ".join(f"{k} = {v:.3g}" for k, v in res["calibration"].params.items())
+              + f" (max error {res['calibration'].max_abs_error:.4f}); {res['reference']} pass@1 {res['target']:.3f} "
+              f"{how} at step {res['length']}")
+        if res["not_simulated"]:
+            print(f"  not simulated (no methods row): {', '.join(res['not_simulated'])}")
+        print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        c = res["comparisons"]
+        print(f"  signs agree {int(c.agree.sum())}/{len(c)}; pass@k mean abs error {res['error']:.4f} "
+              f"over {res['n_error']} published values")
+        tables.append(res["table"].assign(setting=setting, length=res["length"], reached=res["reached"]))
+        comps.append(c.assign(setting=setting))
+    out = Path(args.figures)
+    stem = f"literature_{settings.task}_{settings.optimizer}_{suffix}"
+    table = pd.concat(tables, ignore_index=True)
+    write_atomic(out / f"{stem}.csv", table)
+    comparisons = pd.concat(comps, ignore_index=True)
+    write_atomic(out / f"{stem}_signs.csv", comparisons)
+    if not args.no_figures:
+        print(f"figure: {figure(results, out / f'{stem}.png', f'literature protocol {axes}')}")
+    merged = table.dropna(subset=["simulated"])
+    error = float((merged.simulated - merged.published).abs().mean()) if len(merged) else float("nan")
+    print(summary_line(int(comparisons.agree.sum()), len(comparisons), len(results), error))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

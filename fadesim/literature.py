@@ -1,0 +1,345 @@
+"""The literature protocol: calibrated to a real model's base pass@k, does the simulator predict what RL did to
+that model in published runs?
+
+Inputs are two CSV files (the shipped ones are ``experiments/data/literature/``; a user's own in the same schema):
+
+- curves, columns exactly ``setting,source,method,k,pass_at_k``: one published pass@k (a fraction in [0, 1]) per
+  row; each setting has ``base`` rows (the model before RL) at two k or more;
+- methods, columns exactly ``method,advantage,params,steps_scale``: the name a method has in the curves, the
+  registered fadesim advantage it corresponds to, its hyper-parameters as a JSON object, and a multiplier of the
+  training length (2: a checkpoint trained twice as long as the reference). A method without a row is reported
+  "not simulated" and left out of the score.
+
+Per setting (``run_setting``):
+
+a. **calibrate** the task's initial difficulty to the base rows alone (``fadesim.tasks.calibrate``, a Beta by
+   default: two parameters, so two published k suffice);
+b. **match the length**: the reference is the setting's method mapped to ``grpo`` with steps_scale 1 (exactly one,
+   else an error naming the setting). Its simulated pass@1, averaged over the *tuning* seeds, is compared with its
+   published pass@1 at every logged step; the training length T is the first step where the simulation reaches
+   it, or, where it never does, the step where it comes closest (reported as such). This is the only post-RL
+   number the simulation sees;
+c. **train** every mapped method on the *held-out* seeds (``split_seeds``) and read it at steps_scale x T
+   (the nearest logged step);
+d. **score**: for every k published for two rows of the setting (a method and base, or two methods) whose
+   published difference is at least ``min_difference`` (0.01: the papers' evaluation noise), does the simulated
+   difference (held-out mean) have the same sign? And the mean absolute error of pass@k over every published
+   (method, k) that is simulated, base included.
+
+``summary_line`` is the last line ``experiments/literature.py`` prints, exactly
+``literature: A/B signs agree (P%) over S settings; pass@k mean abs error E``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from itertools import combinations
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+CURVE_COLUMNS = ("setting", "source", "method", "k", "pass_at_k")
+METHOD_COLUMNS = ("method", "advantage", "params", "steps_scale")
+DATA = Path(__file__).resolve().parents[1] / "experiments" / "data" / "literature"
+CURVES, METHODS = DATA / "curves.csv", DATA / "methods.csv"
+BASE = "base"
+
+
+class LiteratureError(ValueError):
+    """A problem in a curves or methods file, naming the file, the line and the value."""
+
+
+# ----------------------------------------------------------------------------- reading
+def _rows(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
+    path = Path(path)
+    if not path.is_file():
+        raise LiteratureError(f"{path}: no such file")
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if tuple(reader.fieldnames or ()) != columns:
+            raise LiteratureError(f"{path}: the columns must be exactly {','.join(columns)}; got "
+                                  f"{','.join(reader.fieldnames or ()) or 'none'}")
+        rows = [(i + 2, row) for i, row in enumerate(reader)]  # line 1 is the header
+    if not rows:
+        raise LiteratureError(f"{path}: no rows")
+    for line, row in rows:
+        if None in row or any(v is None for v in row.values()):
+            raise LiteratureError(f"{path}, line {line}: expected {len(columns)} fields ({','.join(columns)})")
+    return rows
+
+
+def load_curves(path: str | Path = CURVES) -> pd.DataFrame:
+    """The published curves as a frame (setting, source, method, k, pass_at_k), validated: k a positive integer,
+    pass_at_k a fraction in [0, 1], no duplicate (setting, method, k), each method's curve non-decreasing in k,
+    and base rows at two k or more in every setting."""
+    records = []
+    seen: dict[tuple[str, str, int], int] = {}
+    for line, row in _rows(path, CURVE_COLUMNS):
+        where = f"{path}, line {line}"
+        setting, method = row["setting"].strip(), row["method"].strip()
+        if not setting or not method:
+            raise LiteratureError(f"{where}: setting and method must not be empty")
+        try:
+            k = int(row["k"])
+            if str(k) != row["k"].strip() or k < 1:
+                raise ValueError
+        except ValueError:
+            raise LiteratureError(f"{where}: k must be a positive integer; got {row['k']!r}") from None
+        try:
+            value = float(row["pass_at_k"])
+        except ValueError:
+            raise LiteratureError(f"{where}: pass_at_k must be a number; got {row['pass_at_k']!r}") from None
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise LiteratureError(f"{where}: pass_at_k = {row['pass_at_k']} is outside [0, 1] (a fraction, not a "
+                                  "percentage)")
+        key = (setting, method, k)
+        if key in seen:
+            raise LiteratureError(f"{where}: duplicate (setting, method, k) = ({setting!r}, {method!r}, {k}); "
+                                  f"first at line {seen[key]}")
+        seen[key] = line
+        records.append({"setting": setting, "source": row["source"].strip(), "method": method, "k": k,
+                        "pass_at_k": value, "line": line})
+    df = pd.DataFrame(records)
+    for (setting, method), part in df.groupby(["setting", "method"], sort=False):
+        part = part.sort_values("k")
+        drops = part[part.pass_at_k.diff() < 0]
+        if len(drops):
+            bad = drops.iloc[0]
+            before = part[part.k < bad.k].iloc[-1]
+            raise LiteratureError(f"{path}, line {int(bad.line)}: the curve of {method!r} in {setting!r} decreases in k: "
+                                  f"pass@{int(before.k)} = {before.pass_at_k} > pass@{int(bad.k)} = {bad.pass_at_k}")
+    for setting, part in df.groupby("setting", sort=False):
+        n_base = int((part.method == BASE).sum())
+        if n_base < 2:
+            raise LiteratureError(f"{path}: setting {setting!r} has {n_base} '{BASE}' row(s); the protocol "
+                                  f"calibrates to the base model's curve and needs at least two k")
+    return df.drop(columns="line")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A published method's fadesim equivalent."""
+
+    name: str
+    advantage: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    steps_scale: float = 1.0
+
+
+def load_methods(path: str | Path = METHODS) -> dict[str, Method]:
+    """method name -> Method, validated: a registered advantage, params a JSON object of its parameters inside
+    their declared domains, steps_scale a positive finite number, no name twice."""
+    from fadesim.advantages.registry import info
+
+    out: dict[str, Method] = {}
+    for line, row in _rows(path, METHOD_COLUMNS):
+        where = f"{path}, line {line}"
+        name = row["method"].strip()
+        if not name:
+            raise LiteratureError(f"{where}: method must not be empty")
+        if name == BASE:
+            raise LiteratureError(f"{where}: '{BASE}' is the model before RL, not a method to simulate")
+        if name in out:
+            raise LiteratureError(f"{where}: method {name!r} is listed twice")
+        try:
+            entry = info(row["advantage"].strip())
+        except KeyError as err:
+            raise LiteratureError(f"{where}: {err.args[0]}") from None
+        try:
+            params = json.loads(row["params"]) if row["params"].strip() else {}
+        except json.JSONDecodeError as err:
+            raise LiteratureError(f"{where}: params is not valid JSON ({err.msg}); got {row['params']!r}") from None
+        if not isinstance(params, dict):
+            raise LiteratureError(f"{where}: params must be a JSON object such as {{\"lam\": 0.1}}; got "
+                                  f"{row['params']!r}")
+        try:
+            entry.check_params(**params)
+        except ValueError as err:
+            raise LiteratureError(f"{where}: {err}") from None
+        try:
+            scale = float(row["steps_scale"])
+        except ValueError:
+            raise LiteratureError(f"{where}: steps_scale must be a number; got {row['steps_scale']!r}") from None
+        if not (math.isfinite(scale) and scale > 0):
+            raise LiteratureError(f"{where}: steps_scale must be a positive number; got {row['steps_scale']!r}")
+        out[name] = Method(name=name, advantage=entry.name, params=params, steps_scale=scale)
+    return out
+
+
+def reference_method(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method]) -> Method:
+    """The setting's one published method mapped to grpo with steps_scale 1 (the length is matched on it)."""
+    published = set(curves[curves.setting == setting].method)
+    refs = [m for name, m in methods.items() if name in published and m.advantage == "grpo" and m.steps_scale == 1
+            and not m.params]
+    if len(refs) != 1:
+        names = ", ".join(m.name for m in refs) or "none"
+        raise LiteratureError(f"setting {setting!r}: needs exactly one published method mapped to grpo with default "
+                              f"parameters and steps_scale 1 (the reference whose pass@1 fixes the training length); "
+                              f"found {names}")
+    if not ((curves.setting == setting) & (curves.method == refs[0].name) & (curves.k == 1)).any():
+        raise LiteratureError(f"setting {setting!r}: the reference {refs[0].name!r} has no published pass@1")
+    return refs[0]
+
+
+# ----------------------------------------------------------------------------- the protocol's pure steps
+def match_length(steps: Sequence[int], simulated: Sequence[float], target: float) -> tuple[int, bool]:
+    """(the first logged step whose simulated pass@1 reaches ``target``, True); where none does, (the step of the
+    smallest |simulated - target|, False). Step 0 (before training) is never chosen: RL is at least one step."""
+    steps, simulated = list(steps), [float(v) for v in simulated]
+    candidates = [(s, v) for s, v in zip(steps, simulated) if s > 0]
+    if not candidates:
+        raise ValueError("match_length needs at least one logged step after step 0")
+    for s, v in candidates:
+        if v >= target:
+            return int(s), True
+    best = min(candidates, key=lambda sv: (abs(sv[1] - target), sv[0]))
+    return int(best[0]), False
+
+
+def nearest_step(steps: Sequence[int], want: float) -> int:
+    """The logged step nearest ``want`` (ties: the earlier)."""
+    return int(min(steps, key=lambda s: (abs(s - want), s)))
+
+
+def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference: float = 0.01) -> pd.DataFrame:
+    """One row per comparison: for each k published for two rows (method vs base, and every pair of methods)
+    whose published difference is at least ``min_difference``, whether the simulated difference has its sign.
+
+    ``published`` and ``simulated``: columns method, k, pass_at_k (simulated: only the simulated methods and base).
+    A simulated difference of exactly 0 agrees with no published sign."""
+    pub = {(r.method, int(r.k)): float(r.pass_at_k) for r in published.itertuples()}
+    sim = {(r.method, int(r.k)): float(r.pass_at_k) for r in simulated.itertuples()}
+    rows = []
+    for k in sorted({k for _, k in pub}):
+        names = [m for (m, kk) in pub if kk == k and (m, k) in sim]
+        for a, b in combinations(sorted(names, key=lambda m: (m != BASE, m)), 2):
+            d_pub = pub[(a, k)] - pub[(b, k)]
+            if abs(d_pub) < min_difference:
+                continue
+            d_sim = sim[(a, k)] - sim[(b, k)]
+            rows.append({"k": k, "a": a, "b": b, "published": d_pub, "simulated": d_sim,
+                         "agree": bool(np.sign(d_sim) == np.sign(d_pub) and d_sim != 0)})
+    return pd.DataFrame(rows, columns=["k", "a", "b", "published", "simulated", "agree"])
+
+
+def mean_abs_error(published: pd.DataFrame, simulated: pd.DataFrame) -> tuple[float, int]:
+    """(mean |simulated - published| over the published (method, k) that were simulated, their number)."""
+    merged = published.merge(simulated, on=["method", "k"], suffixes=("_pub", "_sim"))
+    if merged.empty:
+        return float("nan"), 0
+    return float(np.mean(np.abs(merged.pass_at_k_sim - merged.pass_at_k_pub))), len(merged)
+
+
+def summary_line(agree: int, total: int, settings: int, error: float) -> str:
+    """The protocol's last line, exactly."""
+    pct = 100.0 * agree / total if total else float("nan")
+    return (f"literature: {agree}/{total} signs agree ({pct:.1f}%) over {settings} settings; "
+            f"pass@k mean abs error {error:.4f}")
+
+
+# ----------------------------------------------------------------------------- simulation
+@dataclass(frozen=True)
+class ProtocolSettings:
+    """The simulated side: one task family, optimizer and training grid for every setting."""
+
+    task: str = "linear_softmax"
+    family: str = "beta"  # calibration family (two parameters: two published k suffice)
+    n_prompts: int = 128
+    n_answers: int = 64
+    n_correct: int = 4
+    width: int = 16  # linear_softmax
+    prior: str = "zipf"
+    G: int = 8  # rollouts per prompt, as in the shipped settings' runs
+    optimizer: str = "adam_shared"
+    lr: float = 0.02
+    max_steps: int = 400  # the reference's grid: 0 .. max_steps, every log_every
+    log_every: int = 10
+    seeds: int = 16  # the first half matches the length, the second half is scored
+    min_difference: float = 0.01
+
+
+def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int = 0) -> tuple[Any, Any]:
+    """(task, calibration): the task family with its initial difficulty fitted to the base curve."""
+    from fadesim.tasks import Stratified, calibrate, make_task
+
+    cal = calibrate({int(k): float(min(max(v, 1e-6), 1 - 1e-6)) for k, v in base_curve.items()}, settings.family)
+    kw: dict[str, Any] = dict(n_prompts=settings.n_prompts, difficulty=Stratified(cal.distribution), seed=seed)
+    if settings.task == "chain":
+        kw.update(length=3, vocab=4, n_correct=settings.n_correct)
+    else:
+        kw.update(n_answers=settings.n_answers, n_correct=settings.n_correct, prior=settings.prior)
+    if settings.task == "linear_softmax":
+        kw["width"] = settings.width
+    return make_task(settings.task, **kw), cal
+
+
+def _pass_at_k_frame(res: Any, ks: Sequence[int]) -> pd.DataFrame:
+    """(seed, step, k, pass_at_k) of a one-configuration SimResult."""
+    rows = []
+    for j, seed in enumerate(res.seeds):
+        for i, step in enumerate(res.steps):
+            for k in ks:
+                rows.append({"seed": seed, "step": int(step), "k": int(k),
+                             "pass_at_k": float(res.metrics[f"pass@{k}"][0, j, i])})
+    return pd.DataFrame(rows)
+
+
+def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
+                settings: ProtocolSettings) -> dict[str, Any]:
+    """The protocol (a-d) on one setting; returns its table, comparisons and chosen length."""
+    from fadesim.experiment import ci95, split_seeds
+    from fadesim.sim import SimConfig, simulate
+
+    pub = curves[curves.setting == setting]
+    ks = sorted(int(k) for k in pub.k.unique())
+    base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
+    task, cal = calibrated_task(settings, base_curve)
+    ref = reference_method(setting, curves, methods)
+    tune, held = split_seeds(range(settings.seeds), "the literature protocol")
+    published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    simulated_names = [m for m in published_names if m in methods]
+    extra = tuple(k for k in ks if k & (k - 1) or k > 1024)  # the simulator logs powers of two up to 1024
+
+    def config(method: Method, steps: int) -> Any:
+        return SimConfig(advantage=method.advantage, advantage_params=dict(method.params), G=settings.G,
+                         steps=steps, log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr,
+                         extra_pass_at_k=extra)
+
+    grid = simulate(task, config(ref, settings.max_steps), seeds=tune)
+    p1 = grid.metrics["pass@1"][0].mean(axis=0)
+    target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+    length, reached = match_length(grid.steps, p1, target)
+
+    frames = []
+    for name in simulated_names:
+        m = methods[name]
+        want = m.steps_scale * length
+        # the run's length depends on steps_scale and max_steps only, not on the setting's matched length, so one
+        # compiled program serves every setting (the tasks share their shapes)
+        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        res = simulate(task, config(m, steps), seeds=held)
+        at = nearest_step(res.steps[1:], want)
+        df = _pass_at_k_frame(res, ks)
+        frames.append(df[df.step == at].assign(method=name))
+        if name == simulated_names[0]:
+            frames.append(df[df.step == 0].assign(method=BASE))
+    runs = pd.concat(frames, ignore_index=True)
+    table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
+    table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
+    table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
+    table = table.drop(columns="pass_at_k").merge(pub[["method", "k", "pass_at_k"]].rename(
+        columns={"pass_at_k": "published"}), on=["method", "k"], how="right")
+    simulated = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[
+        ["method", "k", "pass_at_k"]]
+    comparisons = sign_score(pub[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
+    error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], simulated)
+    return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
+            "comparisons": comparisons, "length": length, "reached": reached, "target": target,
+            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error,
+            "not_simulated": [m for m in published_names if m not in methods],
+            "grid": pd.DataFrame({"step": grid.steps, "pass@1": p1})}

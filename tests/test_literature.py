@@ -1,0 +1,157 @@
+"""The literature protocol: every step against a hand computation, every bad-input error, a tiny end-to-end run."""
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from fadesim.literature import (CURVES, METHODS, LiteratureError, ProtocolSettings, calibrated_task, load_curves,
+                                load_methods, match_length, mean_abs_error, nearest_step, reference_method, run_setting,
+                                sign_score, summary_line)
+from fadesim.tasks import task_pass_at_k
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = "setting,source,method,k,pass_at_k\n"
+METHODS_HEADER = "method,advantage,params,steps_scale\n"
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_the_shipped_files_are_the_shared_literature_numbers():
+    curves, methods = load_curves(), load_methods()
+    assert len(curves) == 96 and curves.setting.nunique() == 4
+    base = curves[(curves.setting == "Qwen2.5-Math-7B / MATH") & (curves.method == "base")].set_index("k").pass_at_k
+    assert base[1] == 0.632 and base[256] == 0.969  # arXiv 2506.01347 Table 1
+    psr = curves[(curves.setting == "Qwen2.5-Math-7B / MATH") & (curves.method == "PSR")].set_index("k").pass_at_k
+    assert psr[256] == 0.912
+    assert methods["W-REINFORCE(lambda=0.1)"].params == {"lam": 0.1} and methods["GRPO"].advantage == "grpo"
+    for setting in curves.setting.unique():
+        assert reference_method(setting, curves, methods).name == "GRPO"
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("s,src,base,1,0.5\ns,src,base,2,1.2\n", r"line 3: pass_at_k = 1.2 is outside \[0, 1\]"),
+    ("s,src,base,1,50\ns,src,base,2,60\n", r"line 2: pass_at_k = 50 is outside \[0, 1\] \(a fraction"),
+    ("s,src,base,1,0.5\ns,src,base,2,0.4\n", r"line 3: the curve of 'base' in 's' decreases in k: pass@1 = 0.5 > pass@2 = 0.4"),
+    ("s,src,base,1,0.5\ns,src,base,1,0.6\n", r"line 3: duplicate \(setting, method, k\) = \('s', 'base', 1\); first at line 2"),
+    ("s,src,GRPO,1,0.5\ns,src,GRPO,2,0.6\n", r"setting 's' has 0 'base' row\(s\)"),
+    ("s,src,base,1,0.5\n", r"setting 's' has 1 'base' row\(s\)"),
+    ("s,src,base,0,0.5\ns,src,base,2,0.6\n", r"line 2: k must be a positive integer; got '0'"),
+    ("s,src,base,1,abc\n", r"line 2: pass_at_k must be a number; got 'abc'"),
+])
+def test_bad_curves_name_the_file_line_and_value(tmp_path, rows, message):
+    path = _write(tmp_path, "c.csv", HEADER + rows)
+    with pytest.raises(LiteratureError, match=message) as err:
+        load_curves(path)
+    assert str(path) in str(err.value)
+
+
+def test_curves_need_exactly_the_schema_columns(tmp_path):
+    with pytest.raises(LiteratureError, match="columns must be exactly setting,source,method,k,pass_at_k"):
+        load_curves(_write(tmp_path, "c.csv", "setting,method,k,pass_at_k\ns,base,1,0.5\n"))
+    with pytest.raises(LiteratureError, match="no such file"):
+        load_curves(tmp_path / "missing.csv")
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("X,no_such,{},1\n", r"line 2: unknown advantage 'no_such'"),
+    ("X,w_reinforce,\"{\"\"lamda\"\": 0.1}\",1\n", r"line 2: advantage 'w_reinforce' has no parameter\(s\) \['lamda'\]"),
+    ("X,w_reinforce,\"{\"\"lam\"\": -1}\",1\n", r"line 2: w_reinforce: parameter lam = -1 is outside its domain"),
+    ("X,grpo,[1],1\n", r"line 2: params must be a JSON object"),
+    ("X,grpo,{lam: 1},1\n", r"line 2: params is not valid JSON"),
+    ("X,grpo,{},0\n", r"line 2: steps_scale must be a positive number; got '0'"),
+    ("X,grpo,{},1\nX,psr,{},1\n", r"line 3: method 'X' is listed twice"),
+    ("base,grpo,{},1\n", r"line 2: 'base' is the model before RL"),
+])
+def test_bad_methods_name_the_file_line_and_value(tmp_path, rows, message):
+    path = _write(tmp_path, "m.csv", METHODS_HEADER + rows)
+    with pytest.raises(LiteratureError, match=message) as err:
+        load_methods(path)
+    assert str(path) in str(err.value)
+
+
+def test_a_setting_needs_exactly_one_grpo_reference(tmp_path):
+    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "s,x,base,1,0.3\ns,x,base,8,0.6\ns,x,A,1,0.4\n"
+                                                          "s,x,B,1,0.45\n"))
+    two = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "A,grpo,{},1\nB,grpo,{},1\n"))
+    with pytest.raises(LiteratureError, match="setting 's': needs exactly one .* found A, B"):
+        reference_method("s", curves, two)
+    none = load_methods(_write(tmp_path, "m2.csv", METHODS_HEADER + "A,psr,{},1\nB,grpo,{},2\n"))
+    with pytest.raises(LiteratureError, match="found none"):
+        reference_method("s", curves, none)
+
+
+def test_match_length_takes_the_first_step_that_reaches_the_target_else_the_closest():
+    steps, p1 = [0, 10, 20, 30, 40], [0.30, 0.40, 0.52, 0.51, 0.60]
+    assert match_length(steps, p1, 0.50) == (20, True)  # first crossing, not the later 0.60
+    assert match_length(steps, p1, 0.30) == (10, True)  # step 0 is never the answer
+    assert match_length(steps, p1, 0.75) == (40, False)  # never reached: the closest
+    assert match_length(steps, [0.3, 0.2, 0.1], 0.5) == (10, False)  # never reached, falling: the closest
+    assert nearest_step([10, 20, 30], 24.9) == 20 and nearest_step([10, 20, 30], 25) == 20
+
+
+def test_the_sign_score_on_a_hand_made_table():
+    pub = pd.DataFrame({"method": ["base", "A", "B", "base", "A", "B"], "k": [1, 1, 1, 8, 8, 8],
+                        "pass_at_k": [0.50, 0.60, 0.605, 0.90, 0.85, 0.95]})
+    sim = pd.DataFrame({"method": ["base", "A", "B", "base", "A", "B"], "k": [1, 1, 1, 8, 8, 8],
+                        "pass_at_k": [0.50, 0.62, 0.55, 0.90, 0.91, 0.93]})
+    got = sign_score(pub, sim)
+    # k = 1: A-base +0.10 (sim +0.12, agree), B-base +0.105 (sim +0.05, agree), A-B -0.005 (< 0.01: ignored)
+    # k = 8: A-base -0.05 (sim +0.01, disagree), B-base +0.05 (sim +0.03, agree), A-B -0.10 (sim -0.02, agree)
+    assert len(got) == 5
+    assert got.agree.tolist() == [True, True, False, True, True]
+    assert got[(got.k == 8) & (got.a == "base") & (got.b == "A")].published.iloc[0] == pytest.approx(0.05)
+    error, n = mean_abs_error(pub, sim)
+    assert n == 6 and error == pytest.approx((0.02 + 0.055 + 0.06 + 0.02) / 6)
+    # a method not simulated is left out of both
+    assert len(sign_score(pub, sim[sim.method != "B"])) == 2
+    assert summary_line(4, 5, 1, error) == "literature: 4/5 signs agree (80.0%) over 1 settings; pass@k mean abs error 0.0258"
+    tied = sim.assign(pass_at_k=0.5)
+    assert not sign_score(pub, tied).agree.any()  # a simulated tie agrees with no published sign
+
+
+def test_calibration_to_the_base_rows_reproduces_them_in_the_task():
+    curves = load_curves()
+    base = curves[(curves.setting == "Qwen2.5-Math-7B / MATH") & (curves.method == "base")]
+    target = dict(zip(base.k.astype(int), base.pass_at_k))
+    task, cal = calibrated_task(ProtocolSettings(n_prompts=512), target)
+    assert cal.family == "beta" and cal.max_abs_error < 0.02  # a two-parameter Beta over nine k
+    got = task_pass_at_k(task, list(target))
+    for k, v in target.items():  # stratified draws: the task's exact initial curve is the fit's, to sampling error
+        assert abs(got[k] - cal.fitted[k]) < 0.01, (k, got[k], cal.fitted[k])
+    two_point = curves[(curves.setting == "Qwen2.5-7B / MATH500") & (curves.method == "base")]
+    _, cal2 = calibrated_task(ProtocolSettings(), dict(zip(two_point.k.astype(int), two_point.pass_at_k)))
+    assert cal2.max_abs_error < 1e-6  # two parameters, two points: exact
+
+
+def test_a_tiny_end_to_end_run(tmp_path):
+    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.45, 0.62, 0.78)),
+                                               ("NSR", (0.40, 0.63, 0.84)), ("PPO", (0.46, 0.63, 0.79))]
+        for k, v in zip((1, 4, 32), vals))))
+    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
+    s = ProtocolSettings(task="bandit", n_prompts=24, n_answers=16, n_correct=2, seeds=4, max_steps=40,
+                         log_every=10, lr=0.05)
+    res = run_setting("s", curves, methods, s)
+    assert res["reference"] == "GRPO" and res["not_simulated"] == ["PPO"] and res["length"] in (10, 20, 30, 40)
+    table = res["table"]
+    assert set(table.method) == {"base", "GRPO", "NSR", "PPO"} and table[table.method == "PPO"].simulated.isna().all()
+    held = table.dropna(subset=["simulated"])
+    assert np.isfinite(held.ci95).all() and (held.ci95 >= 0).all()  # two held-out seeds: a finite interval
+    assert len(res["comparisons"]) > 0 and 0 <= res["error"] < 1
+
+
+def test_the_command_prints_the_summary_as_its_last_line_and_refuses_a_bad_file(tmp_path):
+    bad = _write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,no_such,{},1\n")
+    proc = subprocess.run([sys.executable, "experiments/literature.py", "--methods", str(bad), "--figures",
+                           str(tmp_path / "f")], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert proc.returncode == 2 and f"{bad}, line 2: unknown advantage 'no_such'" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "f").exists()
