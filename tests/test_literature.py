@@ -155,3 +155,18 @@ def test_the_command_prints_the_summary_as_its_last_line_and_refuses_a_bad_file(
                            str(tmp_path / "f")], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode == 2 and f"{bad}, line 2: unknown advantage 'no_such'" in proc.stderr, proc.stderr[-2000:]
     assert not (tmp_path / "f").exists()
+
+
+def test_a_papers_other_k_are_logged_exactly_and_tabulated():
+    from fadesim.sim import SimConfig, simulate
+    from fadesim.tasks import make_task
+
+    task = make_task("bandit", n_prompts=16, n_answers=8, n_correct=2, seed=0)
+    res = simulate(task, SimConfig(advantage="grpo", G=4, steps=4, log_every=2, extra_pass_at_k=(5, 100)), seeds=[0, 1])
+    p0 = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
+    for k in (5, 100):
+        np.testing.assert_allclose(res.metrics[f"pass@{k}"][0, :, 0], np.mean(1 - (1 - p0) ** k), rtol=1e-5)
+    frame = res.to_frame()
+    assert len(frame) == 2 * 3 and frame.extra_pass_at_k.eq("5,100").all() and frame["pass@100"].notna().all()
+    with pytest.raises(ValueError, match="extra_pass_at_k must be positive integers"):
+        SimConfig(extra_pass_at_k=(0,))

@@ -36,6 +36,7 @@ class SimResult:
         """One row per (configuration, seed, logged step), with the run's full config as columns."""
         cfg = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in dataclasses.asdict(self.config).items()}
         cfg["advantage_params"] = repr(sorted(cfg["advantage_params"].items()))
+        cfg["extra_pass_at_k"] = ",".join(str(k) for k in cfg["extra_pass_at_k"])  # one cell, not a column of k
         n_cfg, n_seed, n_log = next(iter(self.metrics.values())).shape
         idx_cfg, idx_seed, idx_log = np.meshgrid(np.arange(n_cfg), np.arange(n_seed), np.arange(n_log), indexing="ij")
         data: dict[str, Any] = {"task": self.task, **cfg, **(extra or {})}
