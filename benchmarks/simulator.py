@@ -281,7 +281,7 @@ def main() -> int:
           f"{total / t_sweep:,.0f} rollouts/s")
     step_ms, draw_ms = t_sweep / sweep_steps * 1e3, uniforms_ms(21 * 8)
     big = KS[-1]
-    print(f"\ntargets (ratios from this run; absolute times differ several-fold between machines of one kind):")
+    print("\ntargets (ratios from this run; absolute times differ several-fold between machines of one kind):")
     for what, value, target, ok in [
             (f"K = {K}: a whole sweep step / drawing its uniforms alone ({step_ms:.1f} / {draw_ms:.1f} ms)",
              step_ms / draw_ms, "<= 6x", step_ms / draw_ms <= 6),

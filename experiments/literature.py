@@ -21,7 +21,6 @@ tune on; a user's own files in the same schema go through the same command.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,39 +57,45 @@ QUICK = Settings(n_prompts=64, seeds=4, max_steps=200, log_every=20)
 FULL = Settings(seeds=16)
 
 
-def figure(results: list[dict], path: Path, title: str) -> Path:
+def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: str) -> Path:
+    """One panel per setting: published pass@k dashed with dots, simulated solid with its 95% CI, one colour per
+    method in every panel; drawn from the tables ``main`` writes (``table``: setting, method, k, published,
+    simulated, ci95, length, reached; ``comparisons``: setting, agree)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    n = len(results)
+    settings = list(dict.fromkeys(table.setting))
+    methods = [m for m in dict.fromkeys(sorted(table.method)) if m != BASE]
+    colors = {BASE: "black", **{m: f"C{i % 10}" for i, m in enumerate(methods)}}
+    n = len(settings)
     cols = min(n, 2)
     rows = -(-n // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 4.3 * rows), squeeze=False)
-    for ax, res in zip(axes.flat, results):
-        table = res["table"]
-        names = list(dict.fromkeys([BASE, *table.method]))
-        for i, name in enumerate(names):
-            part = table[table.method == name].sort_values("k")
-            color = "black" if name == BASE else f"C{i % 10}"
-            ax.plot(part.k, part.published, "--", marker="o", ms=3, color=color, alpha=0.8)
-            sim = part.dropna(subset=["simulated"])
+    for ax, setting in zip(axes.flat, settings):
+        part = table[table.setting == setting]
+        for name in [BASE, *[m for m in methods if m in set(part.method)]]:
+            curve = part[part.method == name].sort_values("k")
+            color = colors[name]
+            ax.plot(curve.k, curve.published, "--", marker="o", ms=3, color=color, alpha=0.8)
+            sim = curve.dropna(subset=["simulated"])
             if len(sim):
                 ax.plot(sim.k, sim.simulated, "-", color=color, label=name)
                 ax.fill_between(sim.k, sim.simulated - sim.ci95, sim.simulated + sim.ci95, color=color, alpha=0.15)
             else:
                 ax.plot([], [], "--", color=color, label=f"{name} (not simulated)")
-        agree = int(res["comparisons"].agree.sum())
-        ax.set_title(f"{res['setting']}\nsigns {agree}/{len(res['comparisons'])}; length {res['length']} steps"
-                     f"{'' if res['reached'] else ' (closest)'}", fontsize=9)
+        signs = comparisons[comparisons.setting == setting]
+        length, reached = int(part.length.iloc[0]), bool(part.reached.iloc[0])
+        ax.set_title(f"{setting}\nsigns agree {int(signs.agree.sum())}/{len(signs)}; GRPO length {length} steps"
+                     f"{'' if reached else ' (closest; never reached)'}", fontsize=9)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("k (log scale)")
         ax.set_ylabel("pass@k")
         ax.legend(fontsize=7, loc="lower right")
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.suptitle(title + "  (published dashed, simulated solid with 95% CI)", fontsize=10)
+    fig.suptitle(title + "\npublished: dashed with dots; simulated: solid with 95% CI (held-out seeds)", fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.stem + ".tmp.png")
@@ -133,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     comparisons = pd.concat(comps, ignore_index=True)
     write_atomic(out / f"{stem}_signs.csv", comparisons)
     if not args.no_figures:
-        print(f"figure: {figure(results, out / f'{stem}.png', f'literature protocol {axes}')}")
+        print(f"figure: {figure(table, comparisons, out / f'{stem}.png', f'literature protocol {axes}')}")
     merged = table.dropna(subset=["simulated"])
     error = float((merged.simulated - merged.published).abs().mean()) if len(merged) else float("nan")
     print(summary_line(int(comparisons.agree.sum()), len(comparisons), len(results), error))

@@ -115,33 +115,40 @@ def test_the_property_catches_a_declared_domain_that_is_not_enforced():
     assert skipped.passed and skipped.skipped
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fadesim.cli", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+def test_the_fadesim_command_refuses_out_of_domain_parameters_with_status_2(tmp_path, capsys):
+    from fadesim.cli import main
+
+    assert main(["card", "focal", "--param", "gamma=-1", "--out", str(tmp_path / "c.png")]) == 2
+    out = capsys.readouterr()
+    assert out.err.strip() == "fadesim card: error: focal: parameter gamma = -1 is outside its domain [0, inf)"
+    assert "nan" not in out.out.lower() and not (tmp_path / "c.png").exists()
+    assert main(["check", "tests/planted/advantages.py:unchecked_domain", "--examples", "5",
+                 "--only", "parameter_domains"]) == 1
+    assert "FAIL  parameter_domains" in capsys.readouterr().out
 
 
-def test_the_fadesim_command_refuses_out_of_domain_parameters_with_status_2(tmp_path):
-    card = _cli("card", "focal", "--param", "gamma=-1", "--out", str(tmp_path / "c.png"))
-    assert card.returncode == 2, card.stdout + card.stderr
-    assert card.stderr.strip() == "fadesim card: error: focal: parameter gamma = -1 is outside its domain [0, inf)"
-    assert "nan" not in card.stdout.lower() and not (tmp_path / "c.png").exists()
-    checked = _cli("check", "tests/planted/advantages.py:unchecked_domain", "--examples", "5",
-                   "--only", "parameter_domains")
-    assert checked.returncode == 1 and "FAIL  parameter_domains" in checked.stdout, checked.stdout
-
-
-@pytest.mark.parametrize("argv, message", [
-    (["experiments/sign_axis.py", "--regime", "foo"], "sign_axis: regimes must be a non-empty subset"),
-    (["experiments/difficulty_axis.py", "--gammas=-1,0"],
+@pytest.mark.parametrize("script, argv, message", [
+    ("sign_axis", ["--regime", "foo"], "sign_axis: regimes must be a non-empty subset"),
+    ("difficulty_axis", ["--gammas=-1,0"],
      "difficulty_axis: gammas: focal: parameter gamma = -1.0 is outside its domain [0, inf)"),
-    (["experiments/phase_shift.py", "--lam-negs=0.5,-2"], "phase_shift: lam_negs: fade: parameter lam_neg_explore"),
-    (["experiments/sign_axis.py", "--seeds", "0"], "--seeds must be >= 1; got 0"),
-    (["experiments/ladder.py", "--lr=nan"], "--lr must be a finite number > 0"),
+    ("phase_shift", ["--lam-negs=0.5,-2"], "phase_shift: lam_negs: fade: parameter lam_neg_explore"),
+    ("sign_axis", ["--seeds", "0"], "--seeds must be >= 1; got 0"),
+    ("ladder", ["--lr=nan"], "--lr must be a finite number > 0"),
 ])
-def test_an_experiments_bad_flag_is_one_line_and_status_2(argv, message, tmp_path):
-    proc = subprocess.run([sys.executable, *argv, "--out", str(tmp_path / "r"), "--figures", str(tmp_path / "f")],
-                          capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert proc.returncode == 2, proc.stderr[-2000:]
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and message in lines[0] and "Traceback" not in proc.stderr, proc.stderr
+def test_an_experiments_bad_flag_is_one_line_and_status_2(script, argv, message, tmp_path, capsys):
+    import importlib
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    main = importlib.import_module(script).main
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--out", str(tmp_path / "r"), "--figures", str(tmp_path / "f")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_.value.code == 2 and len(err) == 1 and message in err[0], err
     assert not (tmp_path / "r").exists() and not (tmp_path / "f").exists()
+
+
+def test_an_experiment_run_as_a_script_prints_no_traceback_for_a_bad_flag(tmp_path):
+    proc = subprocess.run([sys.executable, "experiments/sign_axis.py", "--regime", "foo", "--out", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
+        "sign_axis.py: error: sign_axis: regimes must be a non-empty subset of ['toy', 'llm']; got ['foo']"]

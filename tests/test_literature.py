@@ -1,7 +1,5 @@
 """The literature protocol: every step against a hand computation, every bad-input error, a tiny end-to-end run."""
 
-import math
-import subprocess
 import sys
 from pathlib import Path
 
@@ -9,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fadesim.literature import (CURVES, METHODS, LiteratureError, ProtocolSettings, calibrated_task, load_curves,
+from fadesim.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves,
                                 load_methods, match_length, mean_abs_error, nearest_step, reference_method, run_setting,
                                 sign_score, summary_line)
 from fadesim.tasks import task_pass_at_k
@@ -149,12 +147,24 @@ def test_a_tiny_end_to_end_run(tmp_path):
     assert len(res["comparisons"]) > 0 and 0 <= res["error"] < 1
 
 
-def test_the_command_prints_the_summary_as_its_last_line_and_refuses_a_bad_file(tmp_path):
+def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path, capsys):
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import literature
+
     bad = _write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,no_such,{},1\n")
-    proc = subprocess.run([sys.executable, "experiments/literature.py", "--methods", str(bad), "--figures",
-                           str(tmp_path / "f")], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert proc.returncode == 2 and f"{bad}, line 2: unknown advantage 'no_such'" in proc.stderr, proc.stderr[-2000:]
+    assert literature.main(["--methods", str(bad), "--figures", str(tmp_path / "f")]) == 2
+    assert f"{bad}, line 2: unknown advantage 'no_such'" in capsys.readouterr().err
     assert not (tmp_path / "f").exists()
+    curves = _write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
+        for k, v in zip((1, 32), vals)))
+    methods = _write(tmp_path, "m2.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    assert literature.main(["--curves", str(curves), "--methods", str(methods), "--task", "bandit", "--n-prompts",
+                            "16", "--n-answers", "16", "--max-steps", "20", "--log-every", "10", "--figures",
+                            str(tmp_path / "f"), "--no-figures"]) == 0
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
+    assert (tmp_path / "f" / "literature_bandit_adam_shared_quick.csv").exists()
 
 
 def test_a_papers_other_k_are_logged_exactly_and_tabulated():

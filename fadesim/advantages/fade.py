@@ -16,7 +16,7 @@ import array_api_compat
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch, require_signal
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
-from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
+from fadesim.advantages.domains import NON_NEGATIVE, REAL
 from fadesim.advantages.registry import register
 from fadesim.advantages.weighting import focal_weight, sign_weight
 

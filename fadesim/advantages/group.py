@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from fadesim._validate import GroupBatch, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
-from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
+from fadesim.advantages.domains import BOOL, NON_NEGATIVE, Choice
 from fadesim.advantages.registry import register
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from fadesim._validate import prepare_companion, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
-from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
+from fadesim.advantages.domains import NON_NEGATIVE, UNIT
 from fadesim.advantages.registry import register
 
 

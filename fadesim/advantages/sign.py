@@ -12,7 +12,7 @@ from typing import Any
 from fadesim._validate import CORRECT_THRESHOLD, prepare_group_batch
 from fadesim.advantages import group_statistics as gs
 from fadesim.advantages.group import grpo_of_batch
-from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, REAL, SIGNED_UNIT, UNIT, Choice, Interval
+from fadesim.advantages.domains import NON_NEGATIVE, REAL, SIGNED_UNIT, Choice
 from fadesim.advantages.registry import register
 
 _ZHU = "The surprising effectiveness of negative reinforcement (Zhu et al., 2025)"
