@@ -1,6 +1,6 @@
 """Simulator speed, four ways in one run, at K = 32, 512 and 4096 answers (bandit, N = 512 prompts, G = 16, 200
 GRPO steps with Adam): a per-prompt Python loop, the numpy reference, jax jit, and jax jit + vmap over 8 seeds;
-then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16, 500 steps, K = 32) as one jitted call.
+then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16, 300 steps, K = 32) as one jitted call.
 Prints rollouts per second, the compile time at each K (the task's arrays are arguments of the compiled program,
 not constants), and the three speed targets as ratios measured side by side in this run: a K = 32 sweep step
 against drawing its uniforms alone (<= 6x), jit + vmap against the per-prompt loop (>= 400x), and a K = 4096
@@ -8,7 +8,7 @@ run-step against a K = 32 one (<= 40x). Then the neural rung and the scale-out.
 
     python benchmarks/simulator.py              # everything, under 10 minutes on 2 cores
     python benchmarks/simulator.py --quick      # a one-minute look: K = 32 and 4096, 50 steps, the targets
-    python benchmarks/simulator.py [--loop-steps 2] [--reference-steps 5] [--sweep-steps 500] [--no-scale-out]
+    python benchmarks/simulator.py [--loop-steps 2] [--reference-steps 5] [--sweep-steps 300] [--no-scale-out]
     python benchmarks/simulator.py --breakdown  # where a step's time goes: sampling, counts, Adam, RNG, ...
 
 The Python loop and the numpy reference run --loop-steps / --reference-steps steps and are scaled linearly
@@ -222,7 +222,7 @@ def main() -> int:
     ap.add_argument("--steps", type=int, default=STEPS, help="steps of each single-configuration run (default 200)")
     ap.add_argument("--loop-steps", type=int, default=2)
     ap.add_argument("--reference-steps", type=int, default=5)
-    ap.add_argument("--sweep-steps", type=int, default=500, help="steps of the full sweep (and the scale-out)")
+    ap.add_argument("--sweep-steps", type=int, default=300, help="steps of the full sweep (and the scale-out)")
     ap.add_argument("--neural-steps", type=int, default=200, help="steps of the neural-rung run")
     ap.add_argument("--no-scale-out", action="store_true", help="skip the 1-vs-2 devices and Ray timings")
     ap.add_argument("--only-scale-out", action="store_true", help="only the 1-vs-2 devices and Ray timings")
