@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)
-    write_atomic(out / f"{stem}_signs.csv", comparisons)
+    write_atomic(out / f"{stem}.signs.csv", comparisons)  # quick: matches the ignored paper_figures/*_quick.*
     if not args.no_figures:
         print(f"figure: {figure(table, comparisons, out / f'{stem}.png', f'literature protocol {axes}')}")
     merged = table.dropna(subset=["simulated"])
