@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     except LiteratureError as err:
         print(f"literature.py: error: {err}", file=sys.stderr)
         return 2
-    axes = f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds]"
+    axes = (f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
+            "methods compared at the matched step, where simulated GRPO pass@1 meets the published one]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps = [], [], []
     for setting in dict.fromkeys(curves.setting):

@@ -23,6 +23,13 @@ def _write(tmp_path, name, text):
     return path
 
 
+def _assert_refused(load, path, message):
+    """``load(path)`` raises LiteratureError matching ``message`` and naming the file."""
+    with pytest.raises(LiteratureError, match=message) as err:
+        load(path)
+    assert str(path) in str(err.value)
+
+
 def test_the_shipped_files_are_the_shared_literature_numbers():
     curves, methods = load_curves(), load_methods()
     assert len(curves) == 96 and curves.setting.nunique() == 4
@@ -46,10 +53,7 @@ def test_the_shipped_files_are_the_shared_literature_numbers():
     ("s,src,base,1,abc\n", r"line 2: pass_at_k must be a number; got 'abc'"),
 ])
 def test_bad_curves_name_the_file_line_and_value(tmp_path, rows, message):
-    path = _write(tmp_path, "c.csv", HEADER + rows)
-    with pytest.raises(LiteratureError, match=message) as err:
-        load_curves(path)
-    assert str(path) in str(err.value)
+    _assert_refused(load_curves, _write(tmp_path, "c.csv", HEADER + rows), message)
 
 
 def test_curves_need_exactly_the_schema_columns(tmp_path):
@@ -70,10 +74,7 @@ def test_curves_need_exactly_the_schema_columns(tmp_path):
     ("base,grpo,{},1\n", r"line 2: 'base' is the model before RL"),
 ])
 def test_bad_methods_name_the_file_line_and_value(tmp_path, rows, message):
-    path = _write(tmp_path, "m.csv", METHODS_HEADER + rows)
-    with pytest.raises(LiteratureError, match=message) as err:
-        load_methods(path)
-    assert str(path) in str(err.value)
+    _assert_refused(load_methods, _write(tmp_path, "m.csv", METHODS_HEADER + rows), message)
 
 
 def test_a_setting_needs_exactly_one_grpo_reference(tmp_path):
