@@ -244,7 +244,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     task_kw: dict[str, Any] = {"n_prompts": args.prompts, "seed": args.task_seed}
     if args.task != "neural":  # the neural task's difficulty comes from its network and rule (make_task's defaults)
         task_kw["difficulty"] = args.difficulty
-    if args.task in ("bandit", "linear_softmax"):
+    if args.task in ("bandit", "linear_softmax", "sharpen"):
         task_kw.update(n_answers=args.answers, n_correct=args.correct)
     task = make_task(args.task, **task_kw)
     cfg = SimConfig(advantage=args.name, advantage_params=parse_params(args.param), G=args.G, steps=args.steps,
@@ -307,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("simulate", help="one quick simulated training run", description="Train a simulated "
                        "task with a registered advantage (JAX simulator) and print start/end metrics.")
     s.add_argument("name", help="registered advantage name")
-    s.add_argument("--task", default="bandit", choices=["bandit", "linear_softmax", "chain", "neural"],
+    s.add_argument("--task", default="bandit", choices=["bandit", "linear_softmax", "chain", "neural", "sharpen"],
                    help="neural: an MLP policy over token sequences (make_task('neural') defaults; "
                         "--answers, --correct and --difficulty do not apply)")
     s.add_argument("--param", action="append", metavar="K=V", help="advantage hyper-parameter, repeatable")

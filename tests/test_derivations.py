@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import fadesim
-from derivations import difficulty_tradeoff, entropy_law, make_results, sign_axis_second_order
+from derivations import difficulty_tradeoff, entropy_law, make_results, sharpen_crossing, sign_axis_second_order
 from derivations.common import p as p_sym
 from fadesim.theory.entropy import entropy, expected_entropy_drift, sampled_step, sampled_step_entropy_change
 from fadesim.theory.signal import signal_under_beta
@@ -199,8 +199,18 @@ def test_package_drift_equals_the_lr_derivatives_of_the_enumerated_expectation()
     assert max(max(pair) for pair in residuals.values()) < 1e-12
 
 
+def test_the_sharpening_drift_holds_symbolically():
+    """fadesim.theory.crossing's closed forms: the score and dp/ds in symbolic logits, E[g_s] by enumerating every
+    group (G = 2, 3; |C| = 1, 2) against a symbolic advantage table, and omega = alpha for affine advantages."""
+    assert all(r == 0 for r in sharpen_crossing.score_residuals())
+    residuals = sharpen_crossing.drift_residuals()
+    assert len(residuals) == 4 and all(r == 0 for r in residuals.values())
+    assert sharpen_crossing.affine_weight_residual() == 0
+
+
 @pytest.mark.parametrize("script", ["group_relative", "sign_weighted", "pass_at_k", "difficulty", "fade",
-                                    "entropy_law", "difficulty_tradeoff", "sign_axis_second_order"])
+                                    "entropy_law", "difficulty_tradeoff", "sign_axis_second_order",
+                                    "sharpen_crossing"])
 def test_scripts_print_their_results(script, capsys):
     """Each script's main prints its results (in this process: sympy is imported once)."""
     importlib.import_module(f"derivations.{script}").main()

@@ -13,6 +13,7 @@ TASKS = {
     "bandit": dict(n_prompts=16, n_answers=8, n_correct=2, seed=0),
     "linear_softmax": dict(n_prompts=16, n_answers=8, n_correct=2, width=6, seed=0),
     "chain": dict(n_prompts=12, length=3, vocab=5, n_correct=2, seed=0),
+    "sharpen": dict(n_prompts=16, n_answers=8, n_correct=2, sharpen_scale=0.5, seed=0),
 }
 CONFIGS = [
     SimConfig(advantage="grpo", G=8, steps=30, log_every=10),

@@ -1,0 +1,102 @@
+"""The pass@k crossover under shared sharpening, to first order (the ``sharpen`` task, ``fadesim.tasks.sharpen``).
+
+Logits (1 + c s) l0(n, .) + theta(n, .), policy pi_n, correct set C_n, pass rate p_n = pi_n(C_n). Derived and
+checked in ``derivations/sharpen_crossing.py`` (sympy, exact enumeration of all groups) and against sampled batches
+in ``tests/test_sharpen.py``:
+
+1. **How sharpening moves a prompt.** d log pi_n(a) / ds = c (l0(n, a) - E_pi[l0]), so
+
+       dp_n / ds = c p_n (E_pi[l0 | C_n] - E_pi[l0]) = c p_n (1 - p_n) (E_pi[l0 | C_n] - E_pi[l0 | W_n]).
+
+   A prompt gains from sharpening iff its correct answers are, on average under pi, likelier a priori than its
+   wrong ones; a hard prompt (its correct answers in the tail of l0) loses. pass@k = mean_n 1 - (1 - p_n)^k moves
+   by d pass@k / ds = mean_n k (1 - p_n)^(k - 1) dp_n / ds: the weight k (1 - p)^(k - 1) shifts toward hard
+   prompts as k grows, so the same step can raise pass@1 and lower pass@k at large k (the crossover), with
+   ``crossing_k`` the first k where the slope turns negative.
+
+2. **How each advantage moves s.** For an advantage with values A+(k), A-(k) on a group with k correct of G (the
+   registry's canonical groups, ``fadesim.theory.profile``), the simulator's gradient on s (1/N, 1/G normalised)
+   has expectation
+
+       E[grad_s] = (c / N) sum_n w(p_n) (E_pi[l0 | C_n] - E_pi[l0 | W_n]),
+       w(p) = E_k[(1/G) (k (1 - p) A+(k) - (G - k) p A-(k))]   (``fadesim.theory.signal.group_update``),
+
+   i.e. sum_n omega(p_n) dp_n/ds / N with the prompt weight omega(p) = w(p) / (p (1 - p)). For every advantage
+   that is alpha r + beta per rollout (PSR: alpha = 1; NSR: alpha = 1; W-REINFORCE(lam): alpha = 1 + lam;
+   REINFORCE), omega = alpha: s follows the gradient of the mean pass rate, the same for PSR and NSR; **the sign
+   axis does not change the first-order drift** (the difference is second order in the step, the noise of
+   ``fadesim.theory.drift``, and the optimizer's per-entry normaliser). Group-normalised advantages weight prompts
+   by omega(p) (GRPO's grows toward p = 0 and 1): the difficulty axis changes how much the hard prompts' negative
+   dp/ds pulls against the easy prompts' positive one, i.e. how fast a method sharpens, and so how far it crosses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from fadesim.theory.profile import profile
+from fadesim.theory.signal import group_update
+
+
+def _policy(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _conditional_means(task: Any, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(p, E[l0 | C], E[l0 | W]) per prompt under the task's current policy (float64; an empty side gives 0)."""
+    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
+    pi = _policy(logits)
+    l0 = np.asarray(task.logits0, dtype=np.float64)
+    correct = np.asarray(task.correct, dtype=bool)
+    p = np.where(correct, pi, 0.0).sum(-1)
+    on_c = np.where(correct, pi * l0, 0.0).sum(-1)
+    on_w = np.where(correct, 0.0, pi * l0).sum(-1)
+    mean_c = np.divide(on_c, p, out=np.zeros_like(p), where=p > 0)
+    mean_w = np.divide(on_w, 1.0 - p, out=np.zeros_like(p), where=p < 1)
+    return p, mean_c, mean_w
+
+
+def pass_rate_slopes(task: Any, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(p_n, dp_n/ds) per prompt of a ``Sharpen`` task at ``params`` (default: its initial parameters)."""
+    params = task.init_params(np, np.float64) if params is None else params
+    p, mean_c, mean_w = _conditional_means(task, params)
+    return p, task.sharpen_scale * p * (1.0 - p) * (mean_c - mean_w)
+
+
+def pass_at_k_slopes(p: np.ndarray, dp: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
+    """k -> d pass@k / ds = mean_n k (1 - p_n)^(k - 1) dp_n/ds."""
+    p, dp = np.asarray(p, dtype=np.float64), np.asarray(dp, dtype=np.float64)
+    return {int(k): float(np.mean(k * (1.0 - p) ** (k - 1) * dp)) for k in ks}
+
+
+def crossing_k(slopes: Mapping[int, float]) -> int | None:
+    """The smallest k whose pass@k falls under sharpening while pass@1 rises (None: no crossing among ``slopes``'
+    k, or pass@1 does not rise)."""
+    ks = sorted(slopes)
+    if not ks or slopes.get(1, slopes[ks[0]]) <= 0:
+        return None
+    return next((k for k in ks if slopes[k] < 0), None)
+
+
+def prompt_weight(advantage: str, G: int, p: Any, signals: Mapping[str, Any] | None = None,
+                  **params: Any) -> np.ndarray:
+    """omega(p) = w(p) / (p (1 - p)): how much a prompt's dp/ds counts in the advantage's expected drift of s
+    (1 for PSR, NSR and REINFORCE; 1 + lam for W-REINFORCE; GRPO's rises toward p = 0 and 1)."""
+    p = np.asarray(p, dtype=np.float64)
+    prof = profile(advantage, G, signals=signals, **params)
+    w, _ = group_update(prof, p)
+    denom = p * (1.0 - p)
+    return np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
+
+
+def expected_sharpening_gradient(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+                                 signals: Mapping[str, Any] | None = None, **adv_params: Any) -> float:
+    """E[grad_s] of one simulator step (``task.score(...)['s']`` averaged over rollouts), exactly, at ``params``."""
+    params = task.init_params(np, np.float64) if params is None else params
+    p, mean_c, mean_w = _conditional_means(task, params)
+    w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
+    return float(task.sharpen_scale * np.mean(w * (mean_c - mean_w)))

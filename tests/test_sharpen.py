@@ -1,0 +1,150 @@
+"""The shared-sharpening task and the first-order theory of the pass@k crossover (fadesim.theory.crossing)."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.step import advantage_call
+from fadesim.tasks import Beta, Stratified, make_task
+from fadesim.theory.crossing import (crossing_k, expected_sharpening_gradient, pass_at_k_slopes, pass_rate_slopes,
+                                     prompt_weight)
+from tests.simulators import assert_jax_equals_numpy
+
+SMALL = dict(n_prompts=24, n_answers=10, n_correct=3, prior="zipf", seed=3)
+
+
+def _random_params(task, rng, s=0.3, scale=0.5):
+    return {"s": np.float64(s), "theta": scale * rng.standard_normal(task.logits0.shape)}
+
+
+def test_the_initial_policy_is_the_bandits():
+    bandit = make_task("bandit", **SMALL)
+    for tabular in (True, False):
+        task = make_task("sharpen", sharpen_scale=2.0, tabular=tabular, **SMALL)
+        np.testing.assert_array_equal(task.logits(task.init_params(np, np.float64), np), bandit.logits0)
+        assert set(task.init_params(np, np.float64)) == ({"s", "theta"} if tabular else {"s"})
+
+
+@pytest.mark.parametrize("tabular", [True, False])
+def test_the_score_is_the_gradient_of_the_surrogate(tabular):
+    """task.score = d/dparams of (1/(G N)) sum w log pi(a), by central differences."""
+    task = make_task("sharpen", sharpen_scale=0.7, tabular=tabular, **SMALL)
+    rng = np.random.default_rng(0)
+    params = _random_params(task, rng)
+    if not tabular:
+        params.pop("theta")
+    G = 4
+    actions = rng.integers(0, 10, size=(24, G))
+    weights = rng.standard_normal((24, G))
+    surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731
+    grads = task.score(params, actions, weights, np)
+    h = 1e-6
+    fd_s = (surrogate({**params, "s": params["s"] + h}) - surrogate({**params, "s": params["s"] - h})) / (2 * h)
+    assert grads["s"] == pytest.approx(fd_s, rel=1e-6, abs=1e-9)
+    if tabular:
+        for n, a in [(0, 0), (5, 7), (23, 9)]:
+            bump = np.zeros_like(params["theta"])
+            bump[n, a] = h
+            fd = (surrogate({**params, "theta": params["theta"] + bump})
+                  - surrogate({**params, "theta": params["theta"] - bump})) / (2 * h)
+            assert grads["theta"][n, a] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_numpy_and_jax_agree_without_the_per_prompt_logits():
+    task = make_task("sharpen", n_prompts=16, n_answers=8, n_correct=2, sharpen_scale=0.5, tabular=False, seed=0)
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=8, steps=30, log_every=10), 7, rtol=1e-5, atol=1e-5)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.floats(0.1, 3.0), s=st.floats(-0.5, 1.0))
+def test_pass_rate_slopes_are_the_derivative_of_the_pass_rate(seed, scale, s):
+    task = make_task("sharpen", sharpen_scale=scale, **{**SMALL, "seed": seed})
+    params = _random_params(task, np.random.default_rng(seed), s=s)
+    p, dp = pass_rate_slopes(task, params)
+    h = 1e-6
+    up, _ = pass_rate_slopes(task, {**params, "s": params["s"] + h})
+    down, _ = pass_rate_slopes(task, {**params, "s": params["s"] - h})
+    np.testing.assert_allclose((up - down) / (2 * h), dp, rtol=1e-5, atol=1e-8)
+    slopes = pass_at_k_slopes(p, dp, [1, 4, 64])
+    fd_k = {k: (np.mean(1 - (1 - up) ** k) - np.mean(1 - (1 - down) ** k)) / (2 * h) for k in (1, 4, 64)}
+    for k in (1, 4, 64):
+        assert slopes[k] == pytest.approx(fd_k[k], rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("advantage,params", [("grpo", {}), ("psr", {}), ("nsr", {}), ("w_reinforce", {"lam": 0.1}),
+                                              ("rloo", {})])
+def test_the_expected_sharpening_gradient_matches_sampled_batches(advantage, params):
+    """The closed form E[grad_s] against the mean of the simulator's own gradient over 3000 sampled batches
+    (numpy, the registry's advantage), within 4 standard errors."""
+    task = make_task("sharpen", sharpen_scale=0.7, **SMALL)
+    rng = np.random.default_rng(1)
+    prm = _random_params(task, rng)
+    G = 4
+    call = advantage_call(SimConfig(advantage=advantage, advantage_params=params, G=G))
+    draws = []
+    for _ in range(3000):
+        ro = task.rollout(prm, rng.random((24, G)), np)
+        adv = call(ro["rewards"], {}, ro["logprobs"], {})
+        draws.append(task.score(prm, ro["actions"], adv, np)["s"])
+    draws = np.asarray(draws)
+    se = draws.std(ddof=1) / np.sqrt(draws.size)
+    exact = expected_sharpening_gradient(task, advantage, G, prm, **params)
+    assert abs(draws.mean() - exact) < 4 * se, (draws.mean(), exact, se)
+
+
+def test_the_sign_of_the_mass_does_not_change_the_first_order_drift():
+    """PSR = NSR = REINFORCE-shaped: omega(p) = 1; W-REINFORCE(lam) = 1 + lam; GRPO weights the extremes more."""
+    p = np.linspace(0.02, 0.98, 49)
+    for name, kw, want in [("psr", {}, 1.0), ("nsr", {}, 1.0), ("w_reinforce", {"lam": 0.1}, 1.1)]:
+        np.testing.assert_allclose(prompt_weight(name, 8, p, **kw), want, rtol=1e-12)
+    grpo = prompt_weight("grpo", 8, p)
+    assert grpo[0] > grpo[24] < grpo[-1] and grpo.min() > 1.0
+    task = make_task("sharpen", sharpen_scale=0.7, **SMALL)
+    p0, dp = pass_rate_slopes(task)
+    assert expected_sharpening_gradient(task, "psr", 8) == pytest.approx(np.mean(dp), rel=1e-12)
+    assert expected_sharpening_gradient(task, "nsr", 8) == pytest.approx(np.mean(dp), rel=1e-12)
+
+
+def test_crossing_k_reads_the_slopes():
+    assert crossing_k({1: 0.1, 2: 0.01, 4: -0.02, 8: -0.05}) == 4
+    assert crossing_k({1: 0.1, 2: 0.01, 4: 0.002}) is None
+    assert crossing_k({1: -0.1, 4: -0.2}) is None  # pass@1 does not rise: no crossover
+
+
+# a MATH-like base: mean pass rate about 0.63 with a tail of hard prompts (Beta(0.6, 0.35))
+CROSSING_TASK = dict(n_prompts=96, n_answers=32, n_correct=3, prior="zipf", difficulty=Stratified(Beta(0.6, 0.35)),
+                     seed=0)
+
+
+def test_sharpening_crosses_where_the_first_order_theory_says_and_the_bandit_does_not():
+    """Pure shared sharpening, SGD, small steps (the sharpness moves 1 -> 1.3): pass@1 rises and pass@k falls from
+    exactly the k the first-order slopes predict; the tabular bandit with the same initial policy and the same run
+    never ends below its base at any k."""
+    task = make_task("sharpen", sharpen_scale=1.0, tabular=False, **CROSSING_TASK)
+    p, dp = pass_rate_slopes(task)
+    ks = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+    predicted = crossing_k(pass_at_k_slopes(p, dp, ks))
+    assert predicted == 8
+    cfg = SimConfig(advantage="grpo", G=8, steps=20, log_every=20, optimizer="sgd", lr=0.05)
+    res = simulate(task, cfg, seeds=[0, 1])
+    change = {k: res.metrics[f"pass@{k}"][0, :, -1].mean() - res.metrics[f"pass@{k}"][0, :, 0].mean() for k in ks}
+    assert change[1] > 0.02
+    assert all(change[k] < 0 for k in ks if k >= predicted)
+    assert all(change[k] > 0 for k in ks if k < predicted)
+    assert 1.1 < res.metrics["sharpness"][0, :, -1].min() <= res.metrics["sharpness"][0, :, -1].max() < 1.5
+    bandit = simulate(make_task("bandit", **CROSSING_TASK), cfg.replace(lr=2.0), seeds=[0, 1])
+    assert min(bandit.metrics[f"pass@{k}"][0, :, -1].mean() - bandit.metrics[f"pass@{k}"][0, :, 0].mean()
+               for k in ks) > 0
+
+
+def test_bad_sharpen_settings_are_refused():
+    with pytest.raises(ValueError, match="sharpen_scale must be a finite number >= 0"):
+        make_task("sharpen", sharpen_scale=-1.0)
+    with pytest.raises(ValueError, match="sharpen_scale must be a finite number >= 0"):
+        make_task("sharpen", sharpen_scale=float("nan"))
+    with pytest.raises(ValueError, match="tabular must be True or False"):
+        make_task("sharpen", tabular="yes")
+    with pytest.raises(ValueError, match="leaves nothing to train"):
+        make_task("sharpen", sharpen_scale=0.0, tabular=False)
