@@ -4,7 +4,8 @@ then the full sign-axis sweep (21 balances x 8 seeds x 512 prompts x G = 16, 300
 Prints rollouts per second, the compile time at each K (the task's arrays are arguments of the compiled program,
 not constants), and the three speed targets as ratios measured side by side in this run: a K = 32 sweep step
 against drawing its uniforms alone (<= 6x), jit + vmap against the per-prompt loop (>= 400x), and a K = 4096
-run-step against a K = 32 one (<= 40x). Then the neural rung and the scale-out.
+run-step against a K = 32 one (<= 40x). Then one run-step of each answer-space task family (bandit, linear_softmax,
+sharpen, chain) side by side, the neural rung and the scale-out.
 
     python benchmarks/simulator.py              # everything, under 10 minutes on 2 cores
     python benchmarks/simulator.py --quick      # a one-minute look: K = 32 and 4096, 50 steps, the targets
@@ -290,11 +291,31 @@ def main() -> int:
             (f"one run-step (jit + vmap): K = {big} / K = {K} (K is {big // K}x)", per_step[big] / per_step[K],
              "<= 40x", per_step[big] / per_step[K] <= 40)]:
         print(f"  {what:78s} {value:8.1f}x  target {target:6s} {'met' if ok else 'NOT MET'}")
+    families(50 if args.quick else args.steps)
     if not args.quick:
         neural(args.neural_steps)
         if not args.no_scale_out:
             scale_out(args.sweep_steps)
     return 0
+
+
+def families(steps: int) -> None:
+    """One run-step of each answer-space task family side by side (jit + vmap over 8 seeds, N = 512, G = 16, K = 32,
+    GRPO, Adam): the tabular bandit, linear_softmax (shared W, d = 16), sharpen (shared sharpness + per-prompt
+    logits) and chain (T = 3 tokens from V = 4: 64 sequences), each relative to the bandit."""
+    tasks = {"bandit": bandit_task(),
+             "linear_softmax": make_task("linear_softmax", n_prompts=N, n_answers=K, n_correct=3, width=16, seed=0),
+             "sharpen": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, seed=0),
+             "chain": make_task("chain", n_prompts=N, length=3, vocab=4, n_correct=3, seed=0)}
+    cfg = SimConfig(advantage="grpo", G=G, steps=steps, log_every=10, optimizer="adam", lr=0.02)
+    seeds8 = list(range(8))
+    print(f"\ntask families, one run-step (jit + vmap, 8 seeds, N = {N}, G = {G}, K = {K}, {steps} steps, after compile):")
+    base = None
+    for name, task in tasks.items():
+        simulate(task, cfg, seeds=seeds8)  # compile
+        ms = timed(lambda: simulate(task, cfg, seeds=seeds8)) / (8 * steps) * 1e3
+        base = base or ms
+        print(f"  {name:16s} {ms:8.3f} ms per run-step  ({ms / base:4.2f}x the bandit's)")
 
 
 def neural(steps: int) -> None:

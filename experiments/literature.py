@@ -17,10 +17,18 @@ tune on; a user's own files in the same schema go through the same command.
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure
     python experiments/literature.py --curves my_curves.csv --methods my_methods.csv
     python experiments/literature.py --task bandit --optimizer adam     # another task family / optimizer
+    python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1   # families side by side
+
+``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale) on every setting (resumable units
+under --out), prints each one's score, then the leave-one-setting-out estimate: for each setting, the entry with the
+best sign agreement on the *other* settings, scored on the held-out one; per task family and optimizer (choosing
+only the sharpen scale) and over all entries (choosing the family too). It writes
+paper_figures/literature_compare_{quick,full}.csv and ends with the chosen entry's summary line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,22 +38,26 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import check_axes, parse_settings  # noqa: E402
+from fadesim.experiment import check_axes, parse_settings, run_units  # noqa: E402
 from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,  # noqa: E402
-                                load_curves, load_methods, run_setting, summary_line)
-from fadesim.results import write_atomic  # noqa: E402
+                                leave_one_setting_out, load_curves, load_methods, parse_candidates, run_setting,
+                                setting_score, summary_line)
+from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
 
-TASKS = ("bandit", "linear_softmax", "chain")
+TASKS = ("bandit", "linear_softmax", "chain", "sharpen")
 
 
 @dataclass(frozen=True)
 class Settings(ProtocolSettings):
     curves: str = str(CURVES)
     methods: str = str(METHODS)
+    compare: str = ""  # e.g. "bandit:adam,sharpen:adam:1": run the protocol for each and compare
 
     def __post_init__(self) -> None:
         check_axes("literature", tasks=((self.task,), TASKS), optimizers=((self.optimizer,), OPTIMIZERS))
+        if self.compare:
+            parse_candidates(self.compare, TASKS, tuple(OPTIMIZERS))
         if self.max_steps % self.log_every:
             raise ValueError(f"literature: max_steps ({self.max_steps}) must be a multiple of log_every "
                              f"({self.log_every})")
@@ -105,6 +117,57 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
     return path
 
 
+def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
+    """The protocol for each --compare entry on every setting, each entry's score, and leave-one-setting-out."""
+    candidates = parse_candidates(settings.compare, TASKS, tuple(OPTIMIZERS))
+    names = list(dict.fromkeys(curves.setting))
+    base = {f.name: getattr(settings, f.name) for f in dataclasses.fields(ProtocolSettings)}
+
+    def protocol(spec) -> ProtocolSettings:
+        return ProtocolSettings(**{**base, "task": spec["task"], "optimizer": spec["optimizer"],
+                                   "sharpen_scale": spec["sharpen_scale"]})
+
+    def compute(spec) -> pd.DataFrame:
+        res = run_setting(spec["setting"], curves, methods, protocol(spec))
+        return pd.DataFrame([{"config": spec["config"], **setting_score(res)}])
+
+    specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "sharpen_scale": c.sharpen_scale,
+              "setting": s, **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
+              "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
+             for c in candidates for s in names]
+    scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
+    scores = scores.drop(columns="unit")
+    print(f"\nper entry and setting (signs agree / compared; pass@k mean abs error) [G = {settings.G}, lr "
+          f"{settings.lr:g}, {settings.seeds} seeds, matched step]:")
+    for c in candidates:
+        part = scores[scores.config == c.label]
+        cells = "; ".join(f"{r.setting}: {r.agree}/{r.total}" for r in part.itertuples())
+        agree, total = int(part.agree.sum()), int(part.total.sum())
+        error = part.abs_error_sum.sum() / max(part.n_error.sum(), 1)
+        print(f"  {c.label:>28}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%), error {error:.4f}  [{cells}]")
+    families = {}
+    for c in candidates:
+        families.setdefault(f"{c.task}:{c.optimizer}", []).append(c.label)
+    loso_rows = []
+    for family, labels in [*families.items(), ("all entries", [c.label for c in candidates])]:
+        loso = leave_one_setting_out(scores[scores.config.isin(labels)])
+        agree, total = int(loso.agree.sum()), int(loso.total.sum())
+        picks = ", ".join(f"{r.held_out} -> {r.chosen}" for r in loso.itertuples()) if len(labels) > 1 else "no choice"
+        print(f"leave-one-setting-out, {family}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%)  [{picks}]")
+        loso_rows.append({"family": family, "agree": agree, "total": total})
+    out = Path(args.figures)
+    write_atomic(out / f"literature_compare_{suffix}.csv", scores)
+    write_atomic(out / f"literature_compare_{suffix}.loso.csv", pd.DataFrame(loso_rows))
+    pooled = scores.groupby("config", sort=False)[["agree", "total", "abs_error_sum", "n_error"]].sum()
+    pooled["frac"] = pooled.agree / pooled.total.clip(lower=1)
+    pooled["error"] = pooled.abs_error_sum / pooled.n_error.clip(lower=1)
+    best = pooled.sort_values(["frac", "error"], ascending=[False, True], kind="stable").index[0]
+    b = pooled.loc[best]
+    print(f"chosen on all shipped settings: {best}")
+    print(summary_line(int(b.agree), int(b.total), len(names), float(b.error)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "literature")
     try:
@@ -112,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     except LiteratureError as err:
         print(f"literature.py: error: {err}", file=sys.stderr)
         return 2
+    if settings.compare:
+        return compare(settings, suffix, args, curves, methods)
     axes = (f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
             "methods compared at the matched step, where simulated GRPO pass@1 meets the published one]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")

@@ -253,6 +253,7 @@ class ProtocolSettings:
     n_answers: int = 64
     n_correct: int = 4
     width: int = 16  # linear_softmax
+    sharpen_scale: float = 1.0  # sharpen: how far one unit of the shared sharpness moves the logits
     prior: str = "zipf"
     G: int = 8  # rollouts per prompt, as in the shipped settings' runs
     optimizer: str = "adam_shared"
@@ -275,6 +276,8 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
         kw.update(n_answers=settings.n_answers, n_correct=settings.n_correct, prior=settings.prior)
     if settings.task == "linear_softmax":
         kw["width"] = settings.width
+    if settings.task == "sharpen":
+        kw["sharpen_scale"] = settings.sharpen_scale
     return make_task(settings.task, **kw), cal
 
 
@@ -343,3 +346,81 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
             "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error,
             "not_simulated": [m for m in published_names if m not in methods],
             "grid": pd.DataFrame({"step": grid.steps, "pass@1": p1})}
+
+
+# ----------------------------------------------------------------------------- comparing task families
+@dataclass(frozen=True)
+class Candidate:
+    """One simulated side to compare on the published settings: a task family, an optimizer and (for ``sharpen``)
+    its sharpen_scale. Written ``task:optimizer`` or ``sharpen:optimizer:scale``."""
+
+    task: str
+    optimizer: str
+    sharpen_scale: float = 1.0
+
+    @property
+    def label(self) -> str:
+        return f"{self.task}:{self.optimizer}" + (f":{self.sharpen_scale:g}" if self.task == "sharpen" else "")
+
+
+def parse_candidates(text: str, tasks: Sequence[str], optimizers: Sequence[str]) -> list[Candidate]:
+    """``"bandit:adam,sharpen:adam:0.3"`` -> candidates, each checked (a clear error naming the bad entry)."""
+    out = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        parts = entry.split(":")
+        if len(parts) not in (2, 3):
+            raise ValueError(f"--compare entry {entry!r} must be task:optimizer or sharpen:optimizer:scale")
+        task, optimizer = parts[0], parts[1]
+        if task not in tasks:
+            raise ValueError(f"--compare entry {entry!r}: unknown task {task!r}; known: {', '.join(tasks)}")
+        if optimizer not in optimizers:
+            raise ValueError(f"--compare entry {entry!r}: unknown optimizer {optimizer!r}; known: {', '.join(optimizers)}")
+        if len(parts) == 3 and task != "sharpen":
+            raise ValueError(f"--compare entry {entry!r}: only the sharpen task takes a scale")
+        try:
+            scale = float(parts[2]) if len(parts) == 3 else 1.0
+        except ValueError:
+            raise ValueError(f"--compare entry {entry!r}: the scale must be a number") from None
+        if not (math.isfinite(scale) and scale >= 0):
+            raise ValueError(f"--compare entry {entry!r}: the scale must be a finite number >= 0")
+        out.append(Candidate(task, optimizer, scale))
+    if not out:
+        raise ValueError("--compare needs at least one task:optimizer entry")
+    return out
+
+
+def setting_score(res: Mapping[str, Any]) -> dict[str, Any]:
+    """The numbers of one ``run_setting`` result that the comparison pools over settings."""
+    c = res["comparisons"]
+    return {"setting": res["setting"], "agree": int(c.agree.sum()), "total": int(len(c)),
+            "abs_error_sum": float(res["error"] * res["n_error"]) if res["n_error"] else 0.0,
+            "n_error": int(res["n_error"]), "length": int(res["length"]), "reached": bool(res["reached"])}
+
+
+def _pooled(part: pd.DataFrame) -> tuple[float, float]:
+    total = part.total.sum()
+    return (part.agree.sum() / total if total else float("nan"),
+            part.abs_error_sum.sum() / part.n_error.sum() if part.n_error.sum() else float("nan"))
+
+
+def leave_one_setting_out(scores: pd.DataFrame) -> pd.DataFrame:
+    """For each setting: the config (column ``config``) with the highest pooled sign agreement on the *other*
+    settings (ties: the lower pooled pass@k error, then the first listed), and its score on the held-out setting.
+
+    ``scores``: one row per (config, setting) with columns agree, total, abs_error_sum, n_error. The held-out rows'
+    agree / total summed over settings is the leave-one-setting-out estimate of how well choosing among these
+    configs generalises to a setting the choice never saw."""
+    configs = list(dict.fromkeys(scores.config))
+    rows = []
+    for held in dict.fromkeys(scores.setting):
+        rest = scores[scores.setting != held]
+        ranked = []
+        for i, cfg in enumerate(configs):
+            frac, err = _pooled(rest[rest.config == cfg])
+            ranked.append((-(frac if frac == frac else -1.0), err if err == err else float("inf"), i, cfg))
+        chosen = min(ranked)[3]
+        mine = scores[(scores.setting == held) & (scores.config == chosen)].iloc[0]
+        rows.append({"held_out": held, "chosen": chosen, "agree": int(mine.agree), "total": int(mine.total)})
+    return pd.DataFrame(rows, columns=["held_out", "chosen", "agree", "total"])

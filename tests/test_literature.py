@@ -181,3 +181,60 @@ def test_a_papers_other_k_are_logged_exactly_and_tabulated():
     assert len(frame) == 2 * 3 and frame.extra_pass_at_k.eq("5,100").all() and frame["pass@100"].notna().all()
     with pytest.raises(ValueError, match="extra_pass_at_k must be positive integers"):
         SimConfig(extra_pass_at_k=(0,))
+
+
+def test_compare_entries_are_parsed_and_bad_ones_refused():
+    from fadesim.literature import Candidate, parse_candidates
+
+    tasks, opts = ("bandit", "sharpen"), ("adam", "sgd")
+    assert parse_candidates("bandit:adam, sharpen:sgd:0.3", tasks, opts) == [
+        Candidate("bandit", "adam"), Candidate("sharpen", "sgd", 0.3)]
+    assert Candidate("sharpen", "sgd", 0.3).label == "sharpen:sgd:0.3" and Candidate("bandit", "adam").label == "bandit:adam"
+    for text, message in [("bandit", "must be task:optimizer"), ("foo:adam", "unknown task 'foo'"),
+                          ("bandit:rmsprop", "unknown optimizer 'rmsprop'"), ("bandit:adam:2", "only the sharpen"),
+                          ("sharpen:adam:x", "the scale must be a number"), ("sharpen:adam:-1", "finite number >= 0"),
+                          (" , ", "at least one")]:
+        with pytest.raises(ValueError, match=message):
+            parse_candidates(text, tasks, opts)
+
+
+def test_leave_one_setting_out_on_a_hand_made_table():
+    """Config A wins settings s1 and s2, B wins s3: holding out s1 pools s2 + s3 (A 4/7 vs B 3/7: A, scoring 5/5
+    on s1); holding out s2 pools s1 + s3 (A 5/7 vs B 3/7: A, 4/5); holding out s3 pools s1 + s2 (A 9/10 vs B
+    2/10: A, which scores 0/2 on s3, where B would have scored 2/2)."""
+    from fadesim.literature import leave_one_setting_out
+
+    rows = [("A", "s1", 5, 5), ("A", "s2", 4, 5), ("A", "s3", 0, 2), ("B", "s1", 1, 5), ("B", "s2", 1, 5),
+            ("B", "s3", 2, 2)]
+    scores = pd.DataFrame([{"config": c, "setting": s, "agree": a, "total": t, "abs_error_sum": 0.1 * t,
+                            "n_error": t} for c, s, a, t in rows])
+    loso = leave_one_setting_out(scores)
+    assert list(loso.held_out) == ["s1", "s2", "s3"] and list(loso.chosen) == ["A", "A", "A"]
+    assert list(loso.agree) == [5, 4, 0] and list(loso.total) == [5, 5, 2]
+    # a tie in agreement goes to the lower pooled pass@k error
+    tie = scores.assign(agree=[1, 1, 1, 1, 1, 1], abs_error_sum=[1, 1, 1, 0, 0, 0])
+    assert list(leave_one_setting_out(tie).chosen) == ["B", "B", "B"]
+
+
+def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(tmp_path, capsys):
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import literature
+
+    curves = _write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
+        for k, v in zip((1, 32), vals)))
+    methods = _write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    argv = ["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers", "16",
+            "--max-steps", "20", "--log-every", "10", "--figures", str(tmp_path / "f"), "--out", str(tmp_path / "o"),
+            "--compare", "bandit:adam,sharpen:adam:1"]
+    assert literature.main(argv) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out[-1].startswith("literature: ") and "over 1 settings" in out[-1]
+    assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
+    table = pd.read_csv(tmp_path / "f" / "literature_compare_quick.csv")
+    assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
+    assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_quick.csv"), table)
+    with pytest.raises(SystemExit) as err:
+        literature.main([*argv[:-1], "bandit:nope"])
+    assert err.value.code == 2
