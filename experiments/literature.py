@@ -17,13 +17,14 @@ tune on; a user's own files in the same schema go through the same command.
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure
     python experiments/literature.py --curves my_curves.csv --methods my_methods.csv
     python experiments/literature.py --task bandit --optimizer adam     # another task family / optimizer
+    python experiments/literature.py --full --match pass@1              # at matched pass@1 instead of matched step
     python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1   # families side by side
 
 ``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale) on every setting (resumable units
 under --out), prints each one's score, then the leave-one-setting-out estimate: for each setting, the entry with the
 best sign agreement on the *other* settings, scored on the held-out one; per task family and optimizer (choosing
 only the sharpen scale) and over all entries (choosing the family too). It writes
-paper_figures/literature_compare_{quick,full}.csv and ends with the chosen entry's summary line.
+paper_figures/literature_compare[_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class Settings(ProtocolSettings):
     compare: str = ""  # e.g. "bandit:adam,sharpen:adam:1": run the protocol for each and compare
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_axes("literature", tasks=((self.task,), TASKS), optimizers=((self.optimizer,), OPTIMIZERS))
         if self.compare:
             parse_candidates(self.compare, TASKS, tuple(OPTIMIZERS))
@@ -65,6 +67,10 @@ class Settings(ProtocolSettings):
             raise ValueError(f"literature: seeds must be >= 4 (half match the length, half are scored); got {self.seeds}")
 
 
+MATCH_WORDS = {"step": "methods compared at the matched step, where simulated GRPO pass@1 meets the published one",
+               "pass@1": "methods compared at matched pass@1, each read where its own pass@1 meets the published GRPO "
+                         "pass@1 (k = 1 not scored)"}
+MATCH_SUFFIX = {"step": "", "pass@1": "_pass1"}
 QUICK = Settings(n_prompts=64, seeds=4, max_steps=200, log_every=20)
 FULL = Settings(seeds=16)
 
@@ -138,7 +144,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
     scores = scores.drop(columns="unit")
     print(f"\nper entry and setting (signs agree / compared; pass@k mean abs error) [G = {settings.G}, lr "
-          f"{settings.lr:g}, {settings.seeds} seeds, matched step]:")
+          f"{settings.lr:g}, {settings.seeds} seeds; {MATCH_WORDS[settings.match]}]:")
     for c in candidates:
         part = scores[scores.config == c.label]
         cells = "; ".join(f"{r.setting}: {r.agree}/{r.total}" for r in part.itertuples())
@@ -156,8 +162,9 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         print(f"leave-one-setting-out, {family}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%)  [{picks}]")
         loso_rows.append({"family": family, "agree": agree, "total": total})
     out = Path(args.figures)
-    write_atomic(out / f"literature_compare_{suffix}.csv", scores)
-    write_atomic(out / f"literature_compare_{suffix}.loso.csv", pd.DataFrame(loso_rows))
+    stem = f"literature_compare{MATCH_SUFFIX[settings.match]}_{suffix}"
+    write_atomic(out / f"{stem}.csv", scores)
+    write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
     pooled = scores.groupby("config", sort=False)[["agree", "total", "abs_error_sum", "n_error"]].sum()
     pooled["frac"] = pooled.agree / pooled.total.clip(lower=1)
     pooled["error"] = pooled.abs_error_sum / pooled.n_error.clip(lower=1)
@@ -178,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     if settings.compare:
         return compare(settings, suffix, args, curves, methods)
     axes = (f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
-            "methods compared at the matched step, where simulated GRPO pass@1 meets the published one]")
+            f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps = [], [], []
     for setting in dict.fromkeys(curves.setting):
@@ -188,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{setting}: base fit {res['calibration'].family} "
               + ", ".join(f"{k} = {v:.3g}" for k, v in res["calibration"].params.items())
               + f" (max error {res['calibration'].max_abs_error:.4f}); {res['reference']} pass@1 {res['target']:.3f} "
-              f"{how} at step {res['length']}")
+              f"{how} at step {res['length']}; methods read at step "
+              + ", ".join(f"{m} {at}" for m, at in res["read_at"].items()))
         if res["not_simulated"]:
             print(f"  not simulated (no methods row): {', '.join(res['not_simulated'])}")
         print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
@@ -198,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         tables.append(res["table"].assign(setting=setting, length=res["length"], reached=res["reached"]))
         comps.append(c.assign(setting=setting))
     out = Path(args.figures)
-    stem = f"literature_{settings.task}_{settings.optimizer}_{suffix}"
+    scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
+    stem = f"literature_{settings.task}{scale}_{settings.optimizer}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)

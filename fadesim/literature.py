@@ -20,7 +20,10 @@ b. **match the length**: the reference is the setting's method mapped to ``grpo`
    it, or, where it never does, the step where it comes closest (reported as such). This is the only post-RL
    number the simulation sees;
 c. **train** every mapped method on the *held-out* seeds (``split_seeds``) and read it at steps_scale x T
-   (the nearest logged step);
+   (the nearest logged step): the **matched step**, the published runs' own condition. With ``match="pass@1"``
+   each method is read instead where its own held-out pass@1 first reaches the reference's published pass@1 (or
+   comes closest): **matched pass@1**, the pass@k-vs-pass@1 frontier, which takes learning speed out of the
+   comparison (steps_scale is then moot, and pass@1 itself is matched, so k = 1 is left out of the sign score);
 d. **score**: for every k published for two rows of the setting (a method and base, or two methods) whose
    published difference is at least ``min_difference`` (0.01: the papers' evaluation noise), does the simulated
    difference (held-out mean) have the same sign? And the mean absolute error of pass@k over every published
@@ -48,6 +51,10 @@ METHOD_COLUMNS = ("method", "advantage", "params", "steps_scale")
 DATA = Path(__file__).resolve().parents[1] / "experiments" / "data" / "literature"
 CURVES, METHODS = DATA / "curves.csv", DATA / "methods.csv"
 BASE = "base"
+#: how methods are compared: at the matched step (steps_scale x the reference's length: the published runs'
+#: condition) or at matched pass@1 (each method read where its own held-out pass@1 first reaches the reference's
+#: published pass@1: the pass@k-vs-pass@1 frontier, which takes learning speed out of the comparison)
+MATCHES = ("step", "pass@1")
 
 
 class LiteratureError(ValueError):
@@ -262,6 +269,11 @@ class ProtocolSettings:
     log_every: int = 10
     seeds: int = 16  # the first half matches the length, the second half is scored
     min_difference: float = 0.01
+    match: str = "step"  # "step": methods read at steps_scale x T; "pass@1": each where its pass@1 meets the target
+
+    def __post_init__(self) -> None:
+        if self.match not in MATCHES:
+            raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
 
 
 def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int = 0) -> tuple[Any, Any]:
@@ -318,7 +330,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
     length, reached = match_length(grid.steps, p1, target)
 
-    frames = []
+    frames, read_at = [], {}
     for name in simulated_names:
         m = methods[name]
         want = m.steps_scale * length
@@ -326,7 +338,11 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         # compiled program serves every setting (the tasks share their shapes)
         steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
         res = simulate(task, config(m, steps), seeds=held)
-        at = nearest_step(res.steps[1:], want)
+        if settings.match == "pass@1":
+            at, _ = match_length(res.steps, res.metrics["pass@1"][0].mean(axis=0), target)
+        else:
+            at = nearest_step(res.steps[1:], want)
+        read_at[name] = int(at)
         df = _pass_at_k_frame(res, ks)
         frames.append(df[df.step == at].assign(method=name))
         if name == simulated_names[0]:
@@ -339,11 +355,12 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         columns={"pass_at_k": "published"}), on=["method", "k"], how="right")
     simulated = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[
         ["method", "k", "pass_at_k"]]
-    comparisons = sign_score(pub[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
+    scored = pub[pub.k != 1] if settings.match == "pass@1" else pub
+    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
     error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], simulated)
     return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
             "comparisons": comparisons, "length": length, "reached": reached, "target": target,
-            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error,
+            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
             "not_simulated": [m for m in published_names if m not in methods],
             "grid": pd.DataFrame({"step": grid.steps, "pass@1": p1})}
 

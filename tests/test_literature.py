@@ -238,3 +238,23 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     with pytest.raises(SystemExit) as err:
         literature.main([*argv[:-1], "bandit:nope"])
     assert err.value.code == 2
+
+
+def test_at_matched_pass_at_1_each_method_is_read_where_its_own_pass_at_1_meets_the_target(tmp_path):
+    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.45, 0.62, 0.78)),
+                                               ("NSR", (0.40, 0.63, 0.84))]
+        for k, v in zip((1, 4, 32), vals))))
+    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
+    with pytest.raises(ValueError, match="match must be one of step, pass@1; got 'pass@2'"):
+        ProtocolSettings(match="pass@2")
+    s = ProtocolSettings(task="bandit", n_prompts=24, n_answers=16, n_correct=2, seeds=4, max_steps=60,
+                         log_every=10, lr=0.05, match="pass@1")
+    res = run_setting("s", curves, methods, s)
+    table = res["table"]
+    for name in ("GRPO", "NSR"):
+        p1 = table[(table.method == name) & (table.k == 1)].simulated.iloc[0]
+        assert p1 >= res["target"] or res["read_at"][name] == 60  # reached, or the closest at the last step
+    assert len(res["comparisons"]) > 0 and 1 not in set(res["comparisons"].k)  # pass@1 is matched, not scored
+    step = run_setting("s", curves, methods, ProtocolSettings(**{**s.__dict__, "match": "step"}))
+    assert set(step["read_at"].values()) == {step["length"]} and 1 in set(step["comparisons"].k)
