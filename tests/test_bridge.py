@@ -473,6 +473,50 @@ def test_the_ladders_bridge_rungs_train_every_method(saved_tiny_model, tmp_path,
         ladder.ModelRung(ladder.Settings(model=str(path)))
 
 
+def _smoke_commands(text: str) -> list[tuple[str, list[str]]]:
+    """(script, flags) of every ``python3 experiments/NAME.py ...`` command in gpu_smoke.sh (continuations joined)."""
+    joined = text.replace("\\\n", " ")
+    return [(m.group(1), re.findall(r"(?<!\S)(--[A-Za-z][A-Za-z0-9-]*)", m.group(2)))
+            for m in re.finditer(r"python3 (experiments/\w+\.py)([^\n|]*)", joined)]
+
+
+def test_gpu_smoke_scripts_plumbing_is_sound(capsys):
+    """The fast check of the GPU smoke script (the CPU dry run below is slow-marked): bash parses it, every
+    experiment command in it passes only flags that script accepts, its embedded Python compiles, and every size
+    knob the dry run sets is one the script reads."""
+    import ast
+    import importlib
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    path = root / "scripts" / "gpu_smoke.sh"
+    subprocess.run(["bash", "-n", str(path)], check=True)
+    text = path.read_text()
+    commands = _smoke_commands(text)
+    assert {script for script, _ in commands} == {"experiments/llm_bridge.py", "experiments/ladder.py"}
+    sys.path.insert(0, str(root / "experiments"))
+    for script, flags in commands:
+        module = importlib.import_module(Path(script).stem)
+        with pytest.raises(SystemExit):
+            module.main(["--help"])
+        accepted = set(re.findall(r"(--[A-Za-z][A-Za-z0-9-]*)", capsys.readouterr().out))
+        assert flags and not set(flags) - accepted, (script, sorted(set(flags) - accepted))
+    blocks = re.findall(r"<<'PY'\n(.*?)\nPY\n", text, flags=re.S)
+    assert len(blocks) == 2
+    for block in blocks:
+        ast.parse(block)
+    for knob in SMOKE_SIZES:
+        assert f"${{{knob}:-" in text, knob
+
+
+SMOKE_SIZES = {"SMOKE_SFT_STEPS": "5", "SMOKE_STEPS": "2", "SMOKE_LADDER_STEPS": "4", "SMOKE_SWEEP_STEPS": "4",
+               "SMOKE_SWEEP_SEEDS": "2", "SMOKE_MEASURE_PROMPTS": "8"}
+
+
+@pytest.mark.slow  # 130 s on 2 cores, almost all start-up; test_gpu_smoke_scripts_plumbing_is_sound checks the
+# script's commands and the other bridge, ladder, sweep and device tests run each step's code
 def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     """The GPU smoke script's plumbing, on CPU at tiny sizes: it builds its own checkpoint, runs the bridge (HF
     backend: no vLLM here) and the simulator's sweep, and writes rows and timings (the GPU run itself needs the
@@ -482,8 +526,7 @@ def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "GPU_SMOKE_ALLOW_CPU": "1", "SMOKE_SFT_STEPS": "5", "SMOKE_STEPS": "2",
-           "SMOKE_LADDER_STEPS": "4", "SMOKE_SWEEP_STEPS": "4", "SMOKE_SWEEP_SEEDS": "2", "SMOKE_MEASURE_PROMPTS": "8"}
+    env = {**os.environ, "GPU_SMOKE_ALLOW_CPU": "1", **SMOKE_SIZES}
     proc = subprocess.run(["bash", str(root / "scripts" / "gpu_smoke.sh"), str(tmp_path)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
