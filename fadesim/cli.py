@@ -264,6 +264,60 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- predict
+def cmd_predict(args: argparse.Namespace) -> int:
+    from fadesim.literature import (BASE, METHODS, ProtocolSettings, load_curves, load_methods, parse_advantages,
+                                    predict, reference_method, run_setting, summary_line)
+    from fadesim.plots import forecast_figure
+
+    curves = load_curves(args.curves)
+    settings_found = list(dict.fromkeys(curves.setting))
+    if args.setting is None and len(settings_found) > 1:
+        raise CLIError(f"{args.curves} has {len(settings_found)} settings; choose one with --setting: "
+                       + ", ".join(repr(s) for s in settings_found))
+    setting = args.setting if args.setting is not None else settings_found[0]
+    if setting not in settings_found:
+        raise CLIError(f"no setting {setting!r} in {args.curves}; it has " + ", ".join(repr(s) for s in settings_found))
+    advantages = parse_advantages(args.advantages)
+    ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
+                          n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
+                          sharpen_scale=args.sharpen_scale)
+    pub = curves[curves.setting == setting]
+    base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
+    published_methods = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    methods = load_methods(args.methods or METHODS) if published_methods else {}
+    grpo_pass1, steps, scored = args.grpo_pass1, args.steps, None
+    if grpo_pass1 is None and steps is None:
+        if not published_methods:
+            raise CLIError("give --grpo-pass1 (the pass@1 your GRPO run reached) or --steps (a training length): "
+                           f"{setting!r} has only base rows")
+        ref = reference_method(setting, curves, methods)
+        grpo_pass1 = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+        scored = run_setting(setting, curves, methods, ps)  # the published methods, scored as the protocol does
+    out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps)
+    cal = out["calibration"]
+    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if out['reached'] else 'closest (never reached)'} at step "
+           f"{out['length']}" if steps is None else f"{out['length']} steps (given)")
+    print(f"fadesim predict [{ps.task}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half held out]: "
+          f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
+          + f" (max error {cal.max_abs_error:.4f}); length: {how}")
+    wide = out["table"].pivot_table(index="label", columns="k", values="pass_at_k", sort=False)
+    print("predicted pass@k (held-out mean; every advantage read at the same step, the matched length; predictions, "
+          "outside any score):")
+    print(wide.to_string(float_format=lambda v: f"{v:.3f}"))
+    ends = out["trajectories"].groupby("label", sort=False).entropy.agg(["first", "last"])
+    print("entropy (nats), start -> predicted length: "
+          + "; ".join(f"{lab} {r['first']:.3f} -> {r['last']:.3f}" for lab, r in ends.iterrows()))
+    path = Path(args.out or f"predict_{''.join(c if c.isalnum() else '_' for c in setting)}.png")
+    forecast_figure(out["table"], out["trajectories"], pub[["method", "k", "pass_at_k"]], path,
+                    f"fadesim predict: {setting} ({ps.task}, {ps.optimizer}; {how})")
+    print(f"figure: {path} (table: {path.with_suffix('.csv')})")
+    if scored is not None:
+        c = scored["comparisons"]
+        print(summary_line(int(c.agree.sum()), len(c), 1, scored["error"]))
+    return 0
+
+
 # ----------------------------------------------------------------------------- entry point
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="fadesim", description="Check what an advantage function does to RL "
@@ -323,12 +377,36 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seeds", type=int, default=4)
     s.add_argument("--task-seed", type=int, default=0)
     s.add_argument("--out", help="PNG path")
+
+    p = sub.add_parser("predict", help="predict each advantage's pass@k and entropy from your model's base pass@k",
+                       description="Calibrate the simulator to a base pass@k curve (a curves file in the literature "
+                       "schema: setting,source,method,k,pass_at_k), fix the training length by the pass@1 your GRPO "
+                       "run reached (or a number of steps), and predict each advantage's pass@k and entropy there. "
+                       "Where the setting has published methods, they are scored as experiments/literature.py does.")
+    p.add_argument("--curves", required=True, help="CSV with your base rows (method 'base', two k or more)")
+    p.add_argument("--setting", help="which setting of the file (needed when it has several)")
+    p.add_argument("--methods", help="methods CSV mapping published methods to advantages (default: the shipped one)")
+    p.add_argument("--advantages", required=True, help="comma-separated, e.g. grpo,psr,w_reinforce:lam=0.1,fade")
+    length = p.add_mutually_exclusive_group()
+    length.add_argument("--grpo-pass1", type=float, help="the pass@1 your GRPO run reached: fixes the length")
+    length.add_argument("--steps", type=int, help="a training length in simulator steps instead")
+    p.add_argument("--task", default="linear_softmax", choices=["bandit", "linear_softmax", "chain", "sharpen"])
+    p.add_argument("--sharpen-scale", type=float, default=1.0, help="the sharpen task's c")
+    p.add_argument("--optimizer", default="adam_shared", choices=sorted(OPTIMIZERS))
+    p.add_argument("--lr", type=float, default=0.02)
+    p.add_argument("--G", type=int, default=8)
+    p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")
+    p.add_argument("--prompts", type=int, default=128)
+    p.add_argument("--max-steps", type=int, default=400, help="longest GRPO run searched for the length")
+    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--out", help="PNG path (the table goes beside it as CSV)")
     return ap
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handlers = {"list": cmd_list, "card": cmd_card, "check": cmd_check, "simulate": cmd_simulate}
+    handlers = {"list": cmd_list, "card": cmd_card, "check": cmd_check, "simulate": cmd_simulate,
+                "predict": cmd_predict}
     try:
         return handlers[args.command](args)
     except (CLIError, KeyError, ValueError) as err:

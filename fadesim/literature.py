@@ -441,3 +441,94 @@ def leave_one_setting_out(scores: pd.DataFrame) -> pd.DataFrame:
         mine = scores[(scores.setting == held) & (scores.config == chosen)].iloc[0]
         rows.append({"held_out": held, "chosen": chosen, "agree": int(mine.agree), "total": int(mine.total)})
     return pd.DataFrame(rows, columns=["held_out", "chosen", "agree", "total"])
+
+
+# ----------------------------------------------------------------------------- prediction for a user's own model
+def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``"grpo,w_reinforce:lam=0.1,fade"`` -> [(label, name, params)], each checked against the registry and its
+    parameters' declared domains (a ValueError naming the entry)."""
+    import ast
+
+    from fadesim.advantages.registry import info
+
+    out = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        name, *items = entry.split(":")
+        params: dict[str, Any] = {}
+        for item in items:
+            if "=" not in item:
+                raise ValueError(f"advantage entry {entry!r}: parameters are name:key=value[:key=value]")
+            key, value = item.split("=", 1)
+            try:
+                params[key.strip()] = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                params[key.strip()] = value
+        try:
+            info(name).check_params(**params)
+        except KeyError as err:
+            raise ValueError(f"advantage entry {entry!r}: {err.args[0]}") from None
+        except ValueError as err:
+            raise ValueError(f"advantage entry {entry!r}: {err}") from None
+        out.append((entry, name, params))
+    if not out:
+        raise ValueError("give at least one advantage, e.g. grpo,psr,fade")
+    return out
+
+
+def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: int | None = None
+            ) -> dict[str, Any]:
+    """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
+
+    The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
+    is either ``steps`` or the step where simulated GRPO (tuning seeds) reaches ``grpo_pass1``, the pass@1 the user
+    reached with GRPO (exactly one of the two); each advantage is trained on the held-out seeds and read there.
+    Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
+    (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target."""
+    from fadesim.experiment import ci95, split_seeds
+    from fadesim.sim import SimConfig, simulate
+
+    if (grpo_pass1 is None) == (steps is None):
+        raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
+    if len(base_curve) < 2:
+        raise ValueError("the base curve needs pass@k at two k or more")
+    ks = sorted(int(k) for k in base_curve)
+    extra = tuple(k for k in ks if k & (k - 1) or k > 1024)
+    task, cal = calibrated_task(settings, base_curve)
+    tune, held = split_seeds(range(settings.seeds), "fadesim predict")
+
+    def config(name: str, params: Mapping[str, Any], n: int) -> Any:
+        return SimConfig(advantage=name, advantage_params=dict(params), G=settings.G, steps=n,
+                         log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr,
+                         extra_pass_at_k=extra)
+
+    if grpo_pass1 is not None:
+        if not 0.0 < grpo_pass1 < 1.0:
+            raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
+        grid = simulate(task, config("grpo", {}, settings.max_steps), seeds=tune)
+        length, reached = match_length(grid.steps, grid.metrics["pass@1"][0].mean(axis=0), grpo_pass1)
+    else:
+        if isinstance(steps, bool) or int(steps) != steps or steps < 1:
+            raise ValueError(f"steps must be a positive integer; got {steps!r}")
+        length, reached = int(steps), True
+    run_steps = max(settings.log_every, int(math.ceil(length / settings.log_every)) * settings.log_every)
+    base_rows, rows, paths = [], [], []
+    for label, name, params in advantages:
+        res = simulate(task, config(name, params, run_steps), seeds=held)
+        at = nearest_step(res.steps[1:], length)
+        i = list(res.steps).index(at)
+        for k in ks:
+            if not base_rows or len(base_rows) < len(ks):  # step 0: the calibrated base, the same in every run
+                base_rows.append({"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]),
+                                  "ci95": 0.0})
+            mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
+            rows.append({"label": label, "k": k, "pass_at_k": mean, "ci95": half})
+        keep = res.steps <= at
+        paths.append(pd.DataFrame({"label": label, "step": res.steps[keep],
+                                   "pass@1": res.metrics["pass@1"][0].mean(axis=0)[keep],
+                                   "entropy": res.metrics["entropy"][0].mean(axis=0)[keep]}))
+    table = pd.DataFrame(base_rows + rows)
+    return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": int(length),
+            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve)}

@@ -244,3 +244,39 @@ def prediction_figure(table: pd.DataFrame, *, x: str, x_label: str, panels: Sequ
     fig.tight_layout()
     fig.legend(legend.values(), legend.keys(), fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2)
     return _save(fig, table, Path(path))
+
+
+def forecast_figure(table: pd.DataFrame, trajectories: pd.DataFrame, published: pd.DataFrame, path: str | Path,
+                    title: str) -> Path:
+    """``fadesim predict``'s figure: predicted pass@k against log k per advantage (solid, 95% CI; base black),
+    the given (published or the user's) rows dashed with dots, and each advantage's entropy over training up to the predicted length.
+    ``table``: label, k, pass_at_k, ci95; ``trajectories``: label, step, entropy; ``published``: method, k,
+    pass_at_k. The CSV beside the PNG holds ``table``."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.2))
+    labels = list(dict.fromkeys(table.label))
+    colors = {lab: ("black" if lab == "base" else f"C{i % 10}") for i, lab in enumerate(labels)}
+    for lab in labels:
+        part = table[table.label == lab].sort_values("k")
+        left.plot(part.k, part.pass_at_k, "-", color=colors[lab], label=f"{lab} (predicted)" if lab != "base"
+                  else "base (calibrated)")
+        left.fill_between(part.k, part.pass_at_k - part.ci95, part.pass_at_k + part.ci95, color=colors[lab],
+                          alpha=0.15)
+    for i, (method, part) in enumerate(published.groupby("method", sort=False)):
+        part = part.sort_values("k")
+        color = "black" if method == "base" else f"C{(len(labels) + i) % 10}"
+        left.plot(part.k, part.pass_at_k, "--", marker="o", ms=3, color=color, alpha=0.8, label=f"{method} (given)")
+    left.set_xscale("log", base=2)
+    left.set(xlabel="k (log scale)", ylabel="pass@k", title="pass@k at the predicted length")
+    left.grid(alpha=0.3)
+    left.legend(fontsize=7, loc="lower right")
+    for lab in labels:
+        if lab == "base":
+            continue
+        part = trajectories[trajectories.label == lab]
+        right.plot(part.step, part.entropy, color=colors[lab], label=lab)
+    right.set(xlabel="training step", ylabel="policy entropy (nats)", title="entropy during training")
+    right.grid(alpha=0.3)
+    right.legend(fontsize=7)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return _save(fig, table, Path(path))

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import fadesim
@@ -213,3 +214,67 @@ def test_console_script_is_installed():
     assert Path(exe).exists(), "the fadesim console script is not installed (pip install -e .)"
     out = subprocess.run([exe, "list"], capture_output=True, text=True, timeout=120, check=True).stdout
     assert "grpo" in out
+
+
+def _base_only(tmp_path, settings=("mine",)):
+    path = tmp_path / "curves.csv"
+    path.write_text("setting,source,method,k,pass_at_k\n" + "".join(
+        f"{s},me,base,{k},{v}\n" for s in settings for k, v in ((1, 0.3), (8, 0.62), (64, 0.85))))
+    return path
+
+
+def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
+    curves = _base_only(tmp_path)
+    out = tmp_path / "fig" / "p.png"
+    small = ["--seeds", "4", "--prompts", "16", "--max-steps", "20", "--log-every", "10", "--task", "bandit",
+             "--optimizer", "adam"]
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo,w_reinforce:lam=0.1", "--steps", "20",
+                 "--out", str(out), *small]) == 0
+    text = capsys.readouterr().out
+    assert "length: 20 steps (given)" in text and "entropy (nats), start -> predicted length: grpo" in text
+    table = pd.read_csv(out.with_suffix(".csv"))
+    assert list(dict.fromkeys(table.label)) == ["base", "grpo", "w_reinforce:lam=0.1"] and set(table.k) == {1, 8, 64}
+    base = table[table.label == "base"].set_index("k").pass_at_k
+    assert abs(base[1] - 0.3) < 0.05 and abs(base[64] - 0.85) < 0.05  # calibrated to the given curve
+    assert out.exists()
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.35",
+                 "--out", str(out), *small]) == 0
+    assert "GRPO pass@1 0.350 " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--advantages", "grpo"], "give --grpo-pass1"),
+    (["--advantages", "grpo,nope", "--steps", "5"], "advantage entry 'nope': "),
+    (["--advantages", "focal:gamma=-1", "--steps", "5"], "gamma = -1 is outside its domain"),
+    (["--advantages", "w_reinforce:lam", "--steps", "5"], "parameters are name:key=value"),
+    (["--advantages", "grpo", "--grpo-pass1", "1.5"], "grpo_pass1 must lie in (0, 1)"),
+])
+def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message):
+    curves = _base_only(tmp_path)
+    assert main(["predict", "--curves", str(curves), "--seeds", "4", "--prompts", "8", "--max-steps", "10",
+                 *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fadesim predict: error: ") and message in err
+
+
+def test_predict_needs_a_setting_when_the_file_has_several(tmp_path, capsys):
+    curves = _base_only(tmp_path, settings=("a", "b"))
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--steps", "5"]) == 2
+    assert "has 2 settings; choose one with --setting: 'a', 'b'" in capsys.readouterr().err
+    assert main(["predict", "--curves", str(curves), "--setting", "c", "--advantages", "grpo", "--steps", "5"]) == 2
+    assert "no setting 'c'" in capsys.readouterr().err
+
+
+def test_predict_scores_a_settings_published_methods_and_ends_with_the_protocols_line(tmp_path, capsys):
+    curves = tmp_path / "curves.csv"
+    curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
+        for k, v in zip((1, 32), vals)))
+    methods = tmp_path / "methods.csv"
+    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    assert main(["predict", "--curves", str(curves), "--methods", str(methods), "--advantages", "fade", "--seeds",
+                 "4", "--prompts", "16", "--max-steps", "20", "--task", "bandit", "--out",
+                 str(tmp_path / "p.png")]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "GRPO pass@1 0.450 " in lines[0]  # the published reference fixes the length
+    assert lines[-1].startswith("literature: ") and "over 1 settings" in lines[-1]
