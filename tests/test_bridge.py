@@ -159,6 +159,20 @@ def test_hf_backend_left_pads_prompts_and_its_logprobs_are_the_trainers():
     with torch.no_grad():
         wrong, _ = token_logprobs_and_entropy(model, unpadded)
     assert (wrong - ro.sampler_logprobs).abs()[ro.response_mask].max() > 1e-2
+    # the output layer on the response positions only (logits_to_keep) gives the full projection's numbers
+    import fadesim.bridge.trainer as trainer_module
+
+    assert trainer_module._keeps_logits(model)
+    with torch.no_grad():
+        kept = token_logprobs_and_entropy(model, ro)
+        original = trainer_module._keeps_logits
+        trainer_module._keeps_logits = lambda m: False
+        try:
+            full = token_logprobs_and_entropy(model, ro)
+        finally:
+            trainer_module._keeps_logits = original
+    for a, b in zip(kept, full):
+        torch.testing.assert_close(a[ro.response_mask], b[ro.response_mask], rtol=1e-5, atol=1e-6)
 
 
 

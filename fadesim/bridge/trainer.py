@@ -62,16 +62,26 @@ class BridgeConfig:
             raise ValueError("G must be >= 2 and prompts_per_step >= 1")
 
 
+def _keeps_logits(model: torch.nn.Module) -> bool:
+    import inspect
+
+    return "logits_to_keep" in inspect.signature(model.forward).parameters
+
+
 def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
     """Per response token: log pi(token) and the entropy of the next-token distribution, (N, T) each, both
     under the distribution the sampler drew from (the model's, with eos masked at the first
     ``ro.min_new_tokens`` positions)."""
     device = next(model.parameters()).device
-    # the attention mask and positions of generation (left-padded prompts start at position 0)
-    logits = model(ro.sequences.to(device), attention_mask=ro.attention_mask.to(device),
-                   position_ids=ro.position_ids.to(device)).logits.float()
     P, T = ro.prompt_length, ro.response_mask.shape[1]
-    step_logits = logits[:, P - 1:P - 1 + T]
+    # the attention mask and positions of generation (left-padded prompts start at position 0); the output layer
+    # runs on the T + 1 last positions only where the model supports it (transformers' logits_to_keep): the
+    # response is the sequence's tail, and a prompt's positions need no vocabulary projection
+    kw = {"logits_to_keep": T + 1} if _keeps_logits(model) else {}
+    logits = model(ro.sequences.to(device), attention_mask=ro.attention_mask.to(device),
+                   position_ids=ro.position_ids.to(device), **kw).logits.float()
+    start = logits.shape[1] - (ro.sequences.shape[1] - (P - 1))  # where position P - 1 landed
+    step_logits = logits[:, start:start + T]
     m = min(ro.min_new_tokens, T)
     if m > 0:  # the sampler's processing: eos impossible at the first m positions (as generate's min_new_tokens)
         forbid = torch.zeros_like(step_logits, dtype=torch.bool)
@@ -138,8 +148,13 @@ class BridgeTrainer:
             raise ValueError(f"rollouts have G = {ro.group_size}, the trainer was configured with G = {self.cfg.G}")
         B, G = len(ro.prompts), ro.group_size
         rewards = torch.tensor(score(ro.completions, answers, self.reward_fn), dtype=torch.float32).reshape(B, G)
-        with torch.no_grad():
-            logp_old, ent = token_logprobs_and_entropy(self.model, ro)
+        if self.cfg.epochs == 1:  # one forward pass serves both: at the first epoch the learner's parameters are the
+            # old ones, so logp_old is that pass's log-probs, detached (the ratio is exactly 1, as with two passes)
+            logp_first, ent = token_logprobs_and_entropy(self.model, ro)
+            logp_old, ent = logp_first.detach(), ent.detach()
+        else:
+            with torch.no_grad():
+                logp_old, ent = token_logprobs_and_entropy(self.model, ro)
         # the learner's tensors live on the model's device; rollouts come back on the CPU, and rewards and
         # advantages ((B, G), a few numbers) stay there
         device = logp_old.device
@@ -173,7 +188,7 @@ class BridgeTrainer:
             adv_tok = adv_tok * torch.exp(logp_old - ro.sampler_logprobs.to(device)).clamp(max=self.cfg.tis_cap)
         grad_norm = 0.0
         for _ in range(self.cfg.epochs):
-            logp, _ = token_logprobs_and_entropy(self.model, ro)
+            logp = logp_first if self.cfg.epochs == 1 else token_logprobs_and_entropy(self.model, ro)[0]
             ratio = torch.exp(logp - logp_old)
             clipped = torch.clamp(ratio, 1 - self.cfg.eps_low, 1 + self.cfg.eps_high)
             per_token = -torch.minimum(ratio * adv_tok, clipped * adv_tok)
