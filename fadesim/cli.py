@@ -10,7 +10,6 @@ run a quick simulation.
 from __future__ import annotations
 
 import argparse
-import ast
 import importlib
 import importlib.util
 import inspect
@@ -29,16 +28,12 @@ class CLIError(Exception):
 
 def parse_params(items: Sequence[str] | None) -> dict[str, Any]:
     """['gamma=2', 'scale=batch'] -> {'gamma': 2, 'scale': 'batch'} (Python literals where they parse)."""
-    out: dict[str, Any] = {}
-    for item in items or []:
-        if "=" not in item:
-            raise CLIError(f"--param expects name=value, got '{item}'")
-        key, value = item.split("=", 1)
-        try:
-            out[key.strip()] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            out[key.strip()] = value
-    return out
+    from fadesim.advantages.domains import parse_assignments
+
+    try:
+        return parse_assignments(items or [])
+    except ValueError as err:
+        raise CLIError(f"--param {err}") from None
 
 
 # ----------------------------------------------------------------------------- list

@@ -447,8 +447,7 @@ def leave_one_setting_out(scores: pd.DataFrame) -> pd.DataFrame:
 def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
     """``"grpo,w_reinforce:lam=0.1,fade"`` -> [(label, name, params)], each checked against the registry and its
     parameters' declared domains (a ValueError naming the entry)."""
-    import ast
-
+    from fadesim.advantages.domains import parse_assignments
     from fadesim.advantages.registry import info
 
     out = []
@@ -456,15 +455,10 @@ def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
         if not entry:
             continue
         name, *items = entry.split(":")
-        params: dict[str, Any] = {}
-        for item in items:
-            if "=" not in item:
-                raise ValueError(f"advantage entry {entry!r}: parameters are name:key=value[:key=value]")
-            key, value = item.split("=", 1)
-            try:
-                params[key.strip()] = ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                params[key.strip()] = value
+        try:
+            params = parse_assignments(items)
+        except ValueError:
+            raise ValueError(f"advantage entry {entry!r}: parameters are name:key=value[:key=value]") from None
         try:
             info(name).check_params(**params)
         except KeyError as err:

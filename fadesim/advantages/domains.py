@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -175,3 +175,20 @@ def check_params(name: str, domains: Mapping[str, Domain], values: Mapping[str, 
         for item in items:
             if not dom.contains(item):
                 raise ValueError(f"{name}: parameter {key} = {item!r} is outside its domain {dom}")
+
+
+def parse_assignments(items: Sequence[str]) -> dict[str, Any]:
+    """``['gamma=2', 'scale=batch']`` -> ``{'gamma': 2, 'scale': 'batch'}``: each value a Python literal where it
+    parses (numbers, booleans, None), else the string. A ValueError names an item without '='."""
+    import ast
+
+    out: dict[str, Any] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"expects name=value, got '{item}'")
+        key, value = item.split("=", 1)
+        try:
+            out[key.strip()] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[key.strip()] = value
+    return out
