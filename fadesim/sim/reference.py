@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -12,9 +12,12 @@ from fadesim.sim.step import initial_state, policy_metrics, train_step
 
 UniformSource = Callable[[int, tuple[int, ...]], np.ndarray]
 
+if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
+    from fadesim.tasks.protocol import Task
+
 
 def simulate_reference(
-    task: Any,
+    task: Task,
     cfg: SimConfig,
     *,
     seed: int = 0,

@@ -8,7 +8,7 @@ The trainer, not the advantage, computes the training signals (smoothed entropy,
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
@@ -21,6 +21,9 @@ from fadesim.tasks import softmax_policy as sp
 #: metrics of the batch that made an update (NaN in the step-0 row, before any update)
 BATCH_METRICS = ("reward_mean", "positive_mass", "negative_mass", "sign_balance", "hardness", "ess", "grad_norm",
                  "clip_fraction")
+
+if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
+    from fadesim.tasks.protocol import Task
 
 
 def split_hyper_parameters(cfg: SimConfig, hp: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -46,14 +49,14 @@ def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
     return call
 
 
-def policy_entropy(task: Any, params: dict[str, Any], rollout: dict[str, Any], xp: Any) -> Any:
+def policy_entropy(task: Task, params: dict[str, Any], rollout: dict[str, Any], xp: Any) -> Any:
     """The entropy signal: mean sampled token entropy (chain, like an LLM) or exact policy entropy."""
     if "token_entropy" in rollout:
         return xp.mean(rollout["token_entropy"])
     return xp.mean(sp.entropy(sp.log_softmax(task.logits(params, xp), xp), xp))
 
 
-def initial_state(task: Any, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, Any]:
+def initial_state(task: Task, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, Any]:
     params = task.init_params(xp, dtype)
     init, _ = OPTIMIZERS[cfg.optimizer]
     h0 = xp.mean(task.exact(params, xp, cfg.floor)["entropy"])
@@ -61,7 +64,7 @@ def initial_state(task: Any, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, A
             "step": xp.zeros((), dtype=dtype), "ref_params": params}
 
 
-def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Mapping[str, Any], xp: Any,
+def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Mapping[str, Any], xp: Any,
                metrics: bool = True) -> tuple[dict[str, Any], dict[str, Any]]:
     """Advance one step from uniforms ``u`` (task.uniform_shape(G)); returns (state, batch metrics).
 
@@ -121,13 +124,13 @@ def train_step(task: Any, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Map
 HARD_PASS_RATE = 0.25
 
 
-def initial_hard_prompts(task: Any) -> np.ndarray:
+def initial_hard_prompts(task: Task) -> np.ndarray:
     """Boolean (N,) mask of the prompts that start hard (a numpy constant of the task)."""
     p0 = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
     return p0 < HARD_PASS_RATE
 
 
-def policy_metrics(task: Any, cfg: SimConfig, params: dict[str, Any], xp: Any, hard: Any = None) -> dict[str, Any]:
+def policy_metrics(task: Task, cfg: SimConfig, params: dict[str, Any], xp: Any, hard: Any = None) -> dict[str, Any]:
     """Exact metrics of the current policy, averaged over prompts (pass@1_hard: over initially hard ones).
 
     ``hard``: the (N,) mask of initially hard prompts (``initial_hard_prompts(task)``, computed here if None;

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -14,13 +14,16 @@ from fadesim.sim.config import SimConfig
 from fadesim.sim.result import SimResult
 from fadesim.sim.step import BATCH_METRICS, initial_hard_prompts, initial_state, policy_metrics, train_step
 
+if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
+    from fadesim.tasks.protocol import Task
+
 
 def step_uniforms(key: Any, t: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Step t's random draws: uniform(fold_in(key, t)); the numpy reference can be fed the same."""
     return jax.random.uniform(jax.random.fold_in(key, t), shape, dtype=dtype)
 
 
-def task_data(task: Any) -> dict[str, Any]:
+def task_data(task: Task) -> dict[str, Any]:
     """What a compiled run takes as arguments: the task's numpy arrays and its initially-hard-prompt mask.
 
     Passing them (instead of closing over them) keeps them out of the compiled program: XLA would otherwise
@@ -32,7 +35,7 @@ def task_data(task: Any) -> dict[str, Any]:
     return {"arrays": arrays, "hard": initial_hard_prompts(task)}
 
 
-def _signature(task: Any) -> tuple[Any, ...]:
+def _signature(task: Task) -> tuple[Any, ...]:
     """The task's static part: its type, non-array fields, and its arrays' shapes and dtypes."""
     out: list[Any] = [type(task).__module__, type(task).__qualname__]
     for f in dataclasses.fields(task):
@@ -41,7 +44,7 @@ def _signature(task: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
+def build_run(task: Task, cfg: SimConfig, dtype: Any) -> Any:
     """run(key, hp, data) -> (metrics at step 0, metrics at each log point), pure and jittable; ``data`` is
     ``task_data(task)`` (or that of any task with the same signature)."""
     shape = task.uniform_shape(cfg.G)
@@ -51,7 +54,7 @@ def build_run(task: Any, cfg: SimConfig, dtype: Any) -> Any:
         traced = dataclasses.replace(task, **data["arrays"])
         return _run(traced, key, hp, data["hard"])
 
-    def _run(task: Any, key: Any, hp: Mapping[str, Any], hard: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def _run(task: Task, key: Any, hp: Mapping[str, Any], hard: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         state = initial_state(task, cfg, jnp, dtype)
         first = policy_metrics(task, cfg, state["params"], jnp, hard)
 
@@ -112,7 +115,7 @@ def _chunked(run: Any, chunk: int) -> Any:
     return local
 
 
-def _compiled_sweep(task: Any, cfg: SimConfig, dtype: Any, devices: list[Any], chunk: int) -> Any:
+def _compiled_sweep(task: Task, cfg: SimConfig, dtype: Any, devices: list[Any], chunk: int) -> Any:
     """The jitted sweep over a flat runs axis (one run per (configuration, seed)), cached by the task's
     signature (shapes, not values), so repeated calls, and other tasks of the same shapes, do not recompile.
 
@@ -189,7 +192,7 @@ def _unplace(x: np.ndarray, devs: int, chunks_per_device: int, chunk: int, n_run
 
 
 def simulate(
-    task: Any,
+    task: Task,
     cfg: SimConfig,
     *,
     seeds: Sequence[int] = (0,),

@@ -7,6 +7,7 @@ from fadesim.tasks.difficulty import (Beta, DifficultyDistribution, Empirical, L
                                      Stratified, as_distribution, fit_beta)
 from fadesim.tasks.linear_softmax import LinearSoftmax, make_linear_softmax
 from fadesim.tasks.neural import Neural, make_neural
+from fadesim.tasks.protocol import Task
 from fadesim.tasks.sharpen import Sharpen, make_sharpen
 from fadesim.tasks.regimes import REGIMES, regime_kwargs
 
@@ -26,6 +27,6 @@ def make_task(name: str, regime: str | None = None, **kwargs):
 
 
 __all__ = ["Bandit", "Beta", "Calibration", "Chain", "DifficultyDistribution", "Empirical", "LinearSoftmax",
-           "LogUniform", "Mixture", "Neural", "PointMass", "REGIMES", "Sharpen", "Stratified", "TASKS", "as_distribution", "calibrate",
+           "LogUniform", "Mixture", "Neural", "PointMass", "REGIMES", "Sharpen", "Stratified", "TASKS", "Task", "as_distribution", "calibrate",
            "fit_beta", "load_pass_at_k", "make_bandit", "make_chain", "make_linear_softmax", "make_neural", "make_sharpen", "make_task",
            "regime_kwargs", "task_pass_at_k"]

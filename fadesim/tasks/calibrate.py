@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 from scipy import optimize, special
@@ -24,6 +24,9 @@ FAMILIES = ("loguniform", "loguniform+unsolved", "beta")
 
 #: the published curve the llm regime is calibrated to (experiments/data/README.md gives its source)
 PUBLISHED = Path(__file__).resolve().parents[2] / "experiments" / "data" / "pass_at_k_codex_apps.csv"
+
+if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
+    from fadesim.tasks.protocol import Task
 
 
 def check_curve(pass_at_k: Mapping[int, float]) -> dict[int, float]:
@@ -144,7 +147,7 @@ def load_pass_at_k(path: str | Path = PUBLISHED, **select: str) -> dict[int, flo
     return check_curve(curve)
 
 
-def task_pass_at_k(task: Any, ks: Any) -> dict[int, float]:
+def task_pass_at_k(task: Task, ks: Any) -> dict[int, float]:
     """A task's exact initial pass@k curve: mean over its prompts of 1 - (1 - p_n)^k."""
     p = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
     return {int(k): float(np.mean(1.0 - (1.0 - p) ** k)) for k in ks}

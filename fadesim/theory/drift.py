@@ -71,7 +71,7 @@ order. Its entropy effect is a finite-step effect that this expansion cannot see
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import array_api_compat
 import numpy as np
@@ -82,6 +82,9 @@ from fadesim.theory.profile import Profile, profile
 
 #: the quantities ``drift`` predicts, in this order
 DRIFT_QUANTITIES = ("entropy", "correct_entropy", "effective_correct", "logit_norm_sq", "logit_norm", "pass_rate")
+
+if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
+    from fadesim.tasks.protocol import Task
 
 
 @dataclass(frozen=True)
@@ -321,7 +324,7 @@ def drift(
     return Drift(advantage=prof.name, G=G, lr=float(lr), params=dict(params), terms=terms)
 
 
-def per_prompt_step(cfg: Any, task: Any) -> float:
+def per_prompt_step(cfg: Any, task: Task) -> float:
     """The per-prompt logit step of a plain-SGD bandit run: cfg.lr / N (the bandit's gradient averages prompts).
 
     Only defined where one simulator step is exactly the step :func:`drift` describes: the tabular bandit,

@@ -1,0 +1,48 @@
+"""The task interface the simulator calls (docs/DESIGN.md section 6): what a new rung implements.
+
+bandit, linear_softmax, chain, neural and sharpen satisfy it (``tests/test_task_protocol.py`` checks the methods
+exist and return what is promised). Every method takes the array namespace ``xp`` (numpy or jax.numpy), so one
+implementation serves the numpy reference and the jax simulator; a task's own arrays are numpy constants, passed to
+the compiled program as arguments (``fadesim.sim.vectorized.task_data``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+#: the per-prompt exact quantities ``Task.exact`` returns, each of shape (n_prompts,)
+EXACT_KEYS = ("pass_rate", "entropy", "distinct_correct", "correct_entropy", "logit_norm")
+#: what ``Task.rollout`` returns besides optional ``token_entropy`` (per sampled token, sequence tasks)
+ROLLOUT_KEYS = ("actions", "logprobs", "rewards")
+
+
+@runtime_checkable
+class Task(Protocol):
+    """A simulated prompt set with a policy over answers (or token sequences) and binary rewards."""
+
+    name: str
+
+    @property
+    def n_prompts(self) -> int: ...
+
+    def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
+        """The trainable parameters at the start (the calibrated initial policy)."""
+
+    def uniform_shape(self, G: int) -> tuple[int, ...]:
+        """Shape of one step's uniforms for G rollouts per prompt (sampling is by inverse CDF from them)."""
+
+    def rollout(self, params: dict[str, Any], u: Any, xp: Any) -> dict[str, Any]:
+        """G rollouts per prompt from uniforms ``u``: ``actions`` (N, G) answers or (N, G, T) token sequences,
+        ``logprobs`` and ``rewards`` (N, G), and ``token_entropy`` for sequence tasks."""
+
+    def logprob(self, params: dict[str, Any], actions: Any, xp: Any) -> Any:
+        """log pi(actions) under ``params``, (N, G)."""
+
+    def score(self, params: dict[str, Any], actions: Any, weights: Any, xp: Any) -> dict[str, Any]:
+        """The gradient of (1/(G N)) sum w log pi(a) with respect to each parameter (analytic)."""
+
+    def exact(self, params: dict[str, Any], xp: Any, floor: float = 0.01) -> dict[str, Any]:
+        """Per-prompt exact quantities (``EXACT_KEYS``), each (N,)."""
+
+    def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
+        """Scalars describing the parameters (weight norm, effective rank, sharpness; ``{}`` where none)."""
