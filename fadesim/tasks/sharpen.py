@@ -6,18 +6,19 @@ difficulty distribution); ``theta`` (N, K) are per-prompt logits that start at 0
 one unit of s sharpens, i.e. how fast the shared direction learns next to the per-prompt one under SGD (Adam's
 per-entry step is scale-free, so under ``adam`` c is the ratio of the two speeds directly).
 
-Why it can cross (the mechanism, checked in ``tests/test_sharpen.py`` and ``derivations/sharpen_crossing.py``):
-d log pi(a | n) / ds = c (l0(n, a) - E_pi[l0(n, .)]), so the expected policy gradient on s is
-c sum_n p_n (E_pi[l0 | correct] - E_pi[l0]) for any advantage that equals a constant shift of the reward within a
-group (PSR, NSR, W-REINFORCE and REINFORCE all have this same first-order drift; GRPO's is the same per prompt up to
-its 1 / std scale). On a prompt whose correct answers are likelier than its average answer (an easy prompt) the
-term is positive; on one whose correct answers sit in the tail (a hard prompt, p_n small) it is negative but
-weighted by p_n. When easy prompts dominate, s grows and every prompt sharpens toward its own mode: the easy ones
-gain, the hard ones, whose correct answers are in the tail, lose. That is the pass@k crossover (2504.13837,
-2506.01347): pass@1 rises, pass@k at large k falls below the base. The per-prompt theta is what differs between
-the signs: an all-wrong group gives theta a zero update under GRPO and PSR and a push away from the sampled wrong
-answers (toward the correct ones, in proportion to their probability) under NSR, which with a per-entry normaliser
-moves a hard prompt's logits at full step every step (see ``fadesim.sim.optim``).
+Why it can cross (derived in ``derivations/sharpen_crossing.py``, evaluated by ``fadesim.theory.crossing``,
+checked in ``tests/test_sharpen.py``): d log pi(a | n) / ds = c (l0(n, a) - E_pi[l0(n, .)]), so
+dp_n / ds = c p_n (1 - p_n) (E_pi[l0 | correct] - E_pi[l0 | wrong]), and the expected policy gradient on s is the
+mean over prompts of omega(p_n) dp_n / ds, with omega = alpha for an advantage alpha r + beta per rollout (PSR and
+NSR: 1; W-REINFORCE: 1 + lam) and GRPO's omega larger toward p = 0 and 1. On a prompt whose correct answers are
+likelier than its wrong ones (an easy prompt) dp/ds is positive; on one whose correct answers sit in the tail (a
+hard prompt) it is negative. When easy prompts dominate, s grows and every prompt sharpens toward its own mode:
+the easy ones gain, the hard ones lose. That is the pass@k crossover (2504.13837, 2506.01347): pass@1 rises,
+pass@k at large k falls below the base. The sign of the mass does not change this first-order drift; what can
+separate the signs is the per-prompt theta (an all-wrong group gives it a zero update under GRPO and PSR and a
+push away from the sampled wrong answers under NSR, which a per-entry normaliser turns into up to a full step
+each step) and the second-order noise. How much that separates them on published settings is measured in
+``paper_figures/README.md`` (little).
 
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
