@@ -41,8 +41,8 @@ sys.path.insert(0, str(ROOT))
 
 from fadesim.experiment import check_axes, parse_settings, run_units  # noqa: E402
 from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,  # noqa: E402
-                                leave_one_setting_out, load_curves, load_methods, parse_candidates, run_setting,
-                                setting_score, summary_line)
+                                best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
+                                pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
 
@@ -145,12 +145,12 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     scores = scores.drop(columns="unit")
     print(f"\nper entry and setting (signs agree / compared; pass@k mean abs error) [G = {settings.G}, lr "
           f"{settings.lr:g}, {settings.seeds} seeds; {MATCH_WORDS[settings.match]}]:")
+    pooled = pooled_scores(scores)
     for c in candidates:
-        part = scores[scores.config == c.label]
+        part, p = scores[scores.config == c.label], pooled.loc[c.label]
         cells = "; ".join(f"{r.setting}: {r.agree}/{r.total}" for r in part.itertuples())
-        agree, total = int(part.agree.sum()), int(part.total.sum())
-        error = part.abs_error_sum.sum() / max(part.n_error.sum(), 1)
-        print(f"  {c.label:>28}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%), error {error:.4f}  [{cells}]")
+        print(f"  {c.label:>28}: {int(p.agree)}/{int(p.total)} ({100 * p.agree / max(p.total, 1):.1f}%), error "
+              f"{p.abs_error_sum / max(p.n_error, 1):.4f}  [{cells}]")
     families = {}
     for c in candidates:
         families.setdefault(f"{c.task}:{c.optimizer}", []).append(c.label)
@@ -165,13 +165,10 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     stem = f"literature_compare{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
     write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
-    pooled = scores.groupby("config", sort=False)[["agree", "total", "abs_error_sum", "n_error"]].sum()
-    pooled["frac"] = pooled.agree / pooled.total.clip(lower=1)
-    pooled["error"] = pooled.abs_error_sum / pooled.n_error.clip(lower=1)
-    best = pooled.sort_values(["frac", "error"], ascending=[False, True], kind="stable").index[0]
+    best = best_config(scores)
     b = pooled.loc[best]
     print(f"chosen on all shipped settings: {best}")
-    print(summary_line(int(b.agree), int(b.total), len(names), float(b.error)))
+    print(summary_line(int(b.agree), int(b.total), len(names), float(b.abs_error_sum / max(b.n_error, 1))))
     return 0
 
 

@@ -262,7 +262,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.literature import (BASE, METHODS, ProtocolSettings, load_curves, load_methods, parse_advantages,
-                                    predict, reference_method, run_setting, summary_line)
+                                    predict, run_setting, summary_line)
     from fadesim.plots import forecast_figure
 
     curves = load_curves(args.curves)
@@ -286,12 +286,15 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if not published_methods:
             raise CLIError("give --grpo-pass1 (the pass@1 your GRPO run reached) or --steps (a training length): "
                            f"{setting!r} has only base rows")
-        ref = reference_method(setting, curves, methods)
-        grpo_pass1 = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
         scored = run_setting(setting, curves, methods, ps)  # the published methods, scored as the protocol does
-    out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps)
+    if scored is not None:  # the protocol has matched the length on the published reference: reuse it
+        out = predict(base_curve, advantages, ps, steps=scored["length"])
+        grpo_pass1, reached = scored["target"], scored["reached"]
+    else:
+        out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps)
+        reached = out["reached"]
     cal = out["calibration"]
-    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if out['reached'] else 'closest (never reached)'} at step "
+    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'closest (never reached)'} at step "
            f"{out['length']}" if steps is None else f"{out['length']} steps (given)")
     print(f"fadesim predict [{ps.task}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())

@@ -304,11 +304,33 @@ def _pass_at_k_frame(res: Any, ks: Sequence[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, Any], steps: int,
+                ks: Sequence[int]) -> Any:
+    """The simulated run of one advantage under the protocol's settings, logging pass@k at every k in ``ks``."""
+    from fadesim.sim import SimConfig
+
+    extra = tuple(k for k in ks if k & (k - 1) or k > 1024)  # the simulator logs powers of two up to 1024
+    return SimConfig(advantage=advantage, advantage_params=dict(params), G=settings.G, steps=steps,
+                     log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr, extra_pass_at_k=extra)
+
+
+def _match_reference(task: Any, settings: ProtocolSettings, tune: Sequence[int], target: float,
+                     ks: Sequence[int]) -> tuple[int, bool, pd.DataFrame]:
+    """Step b: GRPO on the tuning seeds for max_steps; (the length where its mean pass@1 meets ``target``, whether it
+    was reached, the (step, pass@1) grid it was read from)."""
+    from fadesim.sim import simulate
+
+    grid = simulate(task, _sim_config(settings, "grpo", {}, settings.max_steps, ks), seeds=tune)
+    p1 = grid.metrics["pass@1"][0].mean(axis=0)
+    length, reached = match_length(grid.steps, p1, target)
+    return length, reached, pd.DataFrame({"step": grid.steps, "pass@1": p1})
+
+
 def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
                 settings: ProtocolSettings) -> dict[str, Any]:
     """The protocol (a-d) on one setting; returns its table, comparisons and chosen length."""
     from fadesim.experiment import ci95, split_seeds
-    from fadesim.sim import SimConfig, simulate
+    from fadesim.sim import simulate
 
     pub = curves[curves.setting == setting]
     ks = sorted(int(k) for k in pub.k.unique())
@@ -318,17 +340,8 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     tune, held = split_seeds(range(settings.seeds), "the literature protocol")
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
-    extra = tuple(k for k in ks if k & (k - 1) or k > 1024)  # the simulator logs powers of two up to 1024
-
-    def config(method: Method, steps: int) -> Any:
-        return SimConfig(advantage=method.advantage, advantage_params=dict(method.params), G=settings.G,
-                         steps=steps, log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr,
-                         extra_pass_at_k=extra)
-
-    grid = simulate(task, config(ref, settings.max_steps), seeds=tune)
-    p1 = grid.metrics["pass@1"][0].mean(axis=0)
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
-    length, reached = match_length(grid.steps, p1, target)
+    length, reached, grid = _match_reference(task, settings, tune, target, ks)
 
     frames, read_at = [], {}
     for name in simulated_names:
@@ -337,7 +350,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         # the run's length depends on steps_scale and max_steps only, not on the setting's matched length, so one
         # compiled program serves every setting (the tasks share their shapes)
         steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
-        res = simulate(task, config(m, steps), seeds=held)
+        res = simulate(task, _sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
         if settings.match == "pass@1":
             at, _ = match_length(res.steps, res.metrics["pass@1"][0].mean(axis=0), target)
         else:
@@ -362,7 +375,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
             "comparisons": comparisons, "length": length, "reached": reached, "target": target,
             "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
             "not_simulated": [m for m in published_names if m not in methods],
-            "grid": pd.DataFrame({"step": grid.steps, "pass@1": p1})}
+            "grid": grid}
 
 
 # ----------------------------------------------------------------------------- comparing task families
@@ -416,28 +429,37 @@ def setting_score(res: Mapping[str, Any]) -> dict[str, Any]:
             "n_error": int(res["n_error"]), "length": int(res["length"]), "reached": bool(res["reached"])}
 
 
-def _pooled(part: pd.DataFrame) -> tuple[float, float]:
-    total = part.total.sum()
-    return (part.agree.sum() / total if total else float("nan"),
-            part.abs_error_sum.sum() / part.n_error.sum() if part.n_error.sum() else float("nan"))
+def pooled_scores(scores: pd.DataFrame, configs: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per config (``configs``' order, default first-listed in ``scores``): agree, total, the agreeing fraction and
+    the pooled pass@k mean abs error, summed over the settings of ``scores`` (one row per config and setting: agree,
+    total, abs_error_sum, n_error); a config with no rows there has zero totals."""
+    out = scores.groupby("config", sort=False)[["agree", "total", "abs_error_sum", "n_error"]].sum()
+    if configs is not None:
+        out = out.reindex(list(configs), fill_value=0)
+    out["frac"] = (out.agree / out.total).where(out.total > 0)
+    out["error"] = (out.abs_error_sum / out.n_error).where(out.n_error > 0)
+    return out
+
+
+def best_config(scores: pd.DataFrame, configs: Sequence[str] | None = None) -> str:
+    """The config (among ``configs``, default those in ``scores``) with the highest pooled sign agreement (ties: the
+    lower pooled pass@k error, then the first listed; a config with nothing compared or no error ranks last on
+    that key)."""
+    pooled = pooled_scores(scores, configs)
+    ranked = pooled.assign(frac=pooled.frac.fillna(-1.0), error=pooled.error.fillna(float("inf")))
+    return str(ranked.sort_values(["frac", "error"], ascending=[False, True], kind="stable").index[0])
 
 
 def leave_one_setting_out(scores: pd.DataFrame) -> pd.DataFrame:
-    """For each setting: the config (column ``config``) with the highest pooled sign agreement on the *other*
-    settings (ties: the lower pooled pass@k error, then the first listed), and its score on the held-out setting.
+    """For each setting: the config (column ``config``) that ``best_config`` picks on the *other* settings, and its
+    score on the held-out setting.
 
     ``scores``: one row per (config, setting) with columns agree, total, abs_error_sum, n_error. The held-out rows'
     agree / total summed over settings is the leave-one-setting-out estimate of how well choosing among these
     configs generalises to a setting the choice never saw."""
-    configs = list(dict.fromkeys(scores.config))
-    rows = []
+    configs, rows = list(dict.fromkeys(scores.config)), []
     for held in dict.fromkeys(scores.setting):
-        rest = scores[scores.setting != held]
-        ranked = []
-        for i, cfg in enumerate(configs):
-            frac, err = _pooled(rest[rest.config == cfg])
-            ranked.append((-(frac if frac == frac else -1.0), err if err == err else float("inf"), i, cfg))
-        chosen = min(ranked)[3]
+        chosen = best_config(scores[scores.setting != held], configs)
         mine = scores[(scores.setting == held) & (scores.config == chosen)].iloc[0]
         rows.append({"held_out": held, "chosen": chosen, "agree": int(mine.agree), "total": int(mine.total)})
     return pd.DataFrame(rows, columns=["held_out", "chosen", "agree", "total"])
@@ -482,27 +504,19 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target."""
     from fadesim.experiment import ci95, split_seeds
-    from fadesim.sim import SimConfig, simulate
+    from fadesim.sim import simulate
 
     if (grpo_pass1 is None) == (steps is None):
         raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
     if len(base_curve) < 2:
         raise ValueError("the base curve needs pass@k at two k or more")
     ks = sorted(int(k) for k in base_curve)
-    extra = tuple(k for k in ks if k & (k - 1) or k > 1024)
     task, cal = calibrated_task(settings, base_curve)
     tune, held = split_seeds(range(settings.seeds), "fadesim predict")
-
-    def config(name: str, params: Mapping[str, Any], n: int) -> Any:
-        return SimConfig(advantage=name, advantage_params=dict(params), G=settings.G, steps=n,
-                         log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr,
-                         extra_pass_at_k=extra)
-
     if grpo_pass1 is not None:
         if not 0.0 < grpo_pass1 < 1.0:
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
-        grid = simulate(task, config("grpo", {}, settings.max_steps), seeds=tune)
-        length, reached = match_length(grid.steps, grid.metrics["pass@1"][0].mean(axis=0), grpo_pass1)
+        length, reached, _ = _match_reference(task, settings, tune, grpo_pass1, ks)
     else:
         if isinstance(steps, bool) or int(steps) != steps or steps < 1:
             raise ValueError(f"steps must be a positive integer; got {steps!r}")
@@ -510,13 +524,13 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     run_steps = max(settings.log_every, int(math.ceil(length / settings.log_every)) * settings.log_every)
     base_rows, rows, paths = [], [], []
     for label, name, params in advantages:
-        res = simulate(task, config(name, params, run_steps), seeds=held)
+        res = simulate(task, _sim_config(settings, name, params, run_steps, ks), seeds=held)
         at = nearest_step(res.steps[1:], length)
         i = list(res.steps).index(at)
+        if not base_rows:  # step 0: the calibrated base, the same in every run
+            base_rows = [{"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]), "ci95": 0.0}
+                         for k in ks]
         for k in ks:
-            if not base_rows or len(base_rows) < len(ks):  # step 0: the calibrated base, the same in every run
-                base_rows.append({"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]),
-                                  "ci95": 0.0})
             mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
             rows.append({"label": label, "k": k, "pass_at_k": mean, "ci95": half})
         keep = res.steps <= at

@@ -23,6 +23,14 @@ def _write(tmp_path, name, text):
     return path
 
 
+def _hand_setting(tmp_path):
+    """(curves, methods) files of one hand-made setting: base, GRPO and NSR at k = 1 and 32, both methods mapped."""
+    curves = _write(tmp_path, "hand_curves.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
+        for k, v in zip((1, 32), vals)))
+    return curves, _write(tmp_path, "hand_methods.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+
+
 def _assert_refused(load, path, message):
     """``load(path)`` raises LiteratureError matching ``message`` and naming the file."""
     with pytest.raises(LiteratureError, match=message) as err:
@@ -156,10 +164,7 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
     assert literature.main(["--methods", str(bad), "--figures", str(tmp_path / "f")]) == 2
     assert f"{bad}, line 2: unknown advantage 'no_such'" in capsys.readouterr().err
     assert not (tmp_path / "f").exists()
-    curves = _write(tmp_path, "c.csv", HEADER + "".join(
-        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
-        for k, v in zip((1, 32), vals)))
-    methods = _write(tmp_path, "m2.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    curves, methods = _hand_setting(tmp_path)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--task", "bandit", "--n-prompts",
                             "16", "--n-answers", "16", "--max-steps", "20", "--log-every", "10", "--figures",
                             str(tmp_path / "f"), "--no-figures"]) == 0
@@ -220,10 +225,7 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     sys.path.insert(0, str(ROOT / "experiments"))
     import literature
 
-    curves = _write(tmp_path, "c.csv", HEADER + "".join(
-        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (0.45, 0.78)), ("NSR", (0.40, 0.84))]
-        for k, v in zip((1, 32), vals)))
-    methods = _write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    curves, methods = _hand_setting(tmp_path)
     argv = ["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers", "16",
             "--max-steps", "20", "--log-every", "10", "--figures", str(tmp_path / "f"), "--out", str(tmp_path / "o"),
             "--compare", "bandit:adam,sharpen:adam:1"]

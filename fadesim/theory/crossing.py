@@ -36,20 +36,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from fadesim.tasks import softmax_policy as sp
 from fadesim.theory.profile import profile
 from fadesim.theory.signal import group_update
-
-
-def _policy(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _conditional_means(task: Any, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(p, E[l0 | C], E[l0 | W]) per prompt under the task's current policy (float64; an empty side gives 0)."""
     logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
-    pi = _policy(logits)
+    pi = np.exp(sp.log_softmax(logits, np))
     l0 = np.asarray(task.logits0, dtype=np.float64)
     correct = np.asarray(task.correct, dtype=bool)
     p = np.where(correct, pi, 0.0).sum(-1)
