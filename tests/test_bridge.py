@@ -164,16 +164,85 @@ def test_hf_backend_left_pads_prompts_and_its_logprobs_are_the_trainers():
 
     assert trainer_module._keeps_logits(model)
     with torch.no_grad():
-        kept = token_logprobs_and_entropy(model, ro)
+        kept = token_logprobs_and_entropy(model, ro, shared_prefix=False)
         original = trainer_module._keeps_logits
         trainer_module._keeps_logits = lambda m: False
         try:
-            full = token_logprobs_and_entropy(model, ro)
+            full = token_logprobs_and_entropy(model, ro, shared_prefix=False)
         finally:
             trainer_module._keeps_logits = original
     for a, b in zip(kept, full):
         torch.testing.assert_close(a[ro.response_mask], b[ro.response_mask], rtol=1e-5, atol=1e-6)
 
+
+
+@pytest.mark.parametrize("min_new_tokens", [0, 2])
+def test_the_shared_prefix_learner_equals_the_full_forward_pass(min_new_tokens):
+    """Each group's prompt run once, its KV cache repeated G times: the same log-probs, entropies and gradients
+    as one pass over every full sequence, on left-padded prompts of different lengths."""
+    task = ArithmeticTask(max_operand=99)
+    tok = CharTokenizer(task.alphabet)
+    model = tiny_model(tok.vocab_size).eval()
+    problems = task.sample(np.random.default_rng(3), 5)
+    assert len({len(p.prompt) for p in problems}) > 1
+    ro = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=min_new_tokens).generate(
+        [p.prompt for p in problems], 4, seed=2)
+    assert ro.prompt_mask is not None
+    adv = torch.linspace(-1.0, 1.0, len(ro.completions))[:, None]
+    results = {}
+    for shared in (True, False):
+        model.zero_grad()
+        logp, ent = token_logprobs_and_entropy(model, ro, shared_prefix=shared)
+        (-(logp * adv * ro.response_mask).sum() + (ent * ro.response_mask).sum()).backward()
+        results[shared] = (logp.detach(), ent.detach(), [p.grad.clone() for p in model.parameters()])
+    mask = ro.response_mask
+    torch.testing.assert_close(results[True][0][mask], results[False][0][mask], rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(results[True][1][mask], results[False][1][mask], rtol=1e-5, atol=1e-5)
+    for a, b in zip(results[True][2], results[False][2]):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+    assert max(float(g.abs().max()) for g in results[True][2]) > 1e-3  # the gradients compared are not all zero
+    mixed = copy.copy(ro)  # a group whose rows hold different prompts cannot share one
+    mixed.sequences = ro.sequences.clone()
+    mixed.sequences[1, ro.prompt_length - 1] = (mixed.sequences[1, ro.prompt_length - 1] + 1) % tok.vocab_size
+    with pytest.raises(ValueError, match="identical prompts"):
+        token_logprobs_and_entropy(model, mixed, shared_prefix=True)
+    with torch.no_grad():  # the default falls back to the full pass there
+        logp_mixed, _ = token_logprobs_and_entropy(model, mixed)
+        logp_full, _ = token_logprobs_and_entropy(model, mixed, shared_prefix=False)
+    torch.testing.assert_close(logp_mixed, logp_full)
+
+
+@pytest.mark.parametrize("min_new_tokens", [0, 1])
+def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_tokens):
+    """HFBackend(shared_prefix=True): its own sampling loop on one prefill per prompt. The learner scores its
+    tokens as the sampler did (1e-5), the same seed gives the same rollouts, and first-token frequencies over
+    4000 draws match the model's probabilities (each within 4 standard errors)."""
+    task = ArithmeticTask(max_operand=99)
+    tok = CharTokenizer(task.alphabet)
+    model = tiny_model(tok.vocab_size).eval()
+    problems = task.sample(np.random.default_rng(0), 4)
+    backend = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=min_new_tokens, shared_prefix=True)
+    ro = backend.generate([p.prompt for p in problems], 3, seed=5)
+    ro.validate()
+    assert ro.group_size == 3 and len(ro.completions) == 12 and ro.prompt_mask is not None
+    assert not (ro.response_ids[:, :min_new_tokens] == tok.eos_token_id).any()
+    with torch.no_grad():
+        logp, ent = token_logprobs_and_entropy(model, ro)
+    assert (logp - ro.sampler_logprobs).abs()[ro.response_mask].max() < 1e-5
+    assert (ent - ro.sampler_entropy).abs()[ro.response_mask].max() < 1e-5
+    again = backend.generate([p.prompt for p in problems], 3, seed=5)
+    assert torch.equal(again.sequences, ro.sequences) and again.completions == ro.completions
+    n = 4000
+    first = HFBackend(model, tok, max_new_tokens=1, min_new_tokens=min_new_tokens, shared_prefix=True).generate(
+        [problems[0].prompt], n, seed=7)
+    with torch.no_grad():
+        logits = model(first.sequences[:1, :first.prompt_length]).logits[0, -1].float()
+    if min_new_tokens:
+        logits[tok.eos_token_id] = float("-inf")
+    probs = torch.softmax(logits, -1).numpy()
+    freq = np.bincount(first.response_ids[:, 0].numpy(), minlength=len(probs)) / n
+    se = np.sqrt(probs * (1 - probs) / n)
+    assert (np.abs(freq - probs) <= 4 * se + 1e-12).all()
 
 
 @pytest.mark.parametrize("min_new_tokens", [0, 1, 2])

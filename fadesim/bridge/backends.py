@@ -145,9 +145,18 @@ class HFBackend:
     renormalised without eos. The rollouts record that processing (``Rollouts.min_new_tokens``), and the
     trainer computes its log-probs, ratios and entropy from the same processed distribution, so learner and
     sampler agree in both modes (the logged ``sampler_logprob_gap`` is float rounding). The sampler's
-    log-prob and entropy of each position come from the processed scores ``generate`` sampled from."""
+    log-prob and entropy of each position come from the processed scores ``generate`` sampled from.
 
-    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4, min_new_tokens: int = 0) -> None:
+    ``shared_prefix=True`` samples with the backend's own loop instead of ``generate``: each prompt's forward pass
+    (the prefill) runs once and its KV cache is repeated for its G samples (``generate`` with
+    ``num_return_sequences`` runs the prefill G times), then tokens are drawn from the full temperature-1
+    softmax with a ``torch.Generator`` seeded by ``seed``, until every rollout has emitted eos or
+    ``max_new_tokens`` is reached. The distribution is the same; the draws differ from ``generate``'s for the
+    same seed. On SmolLM2 with 28-token prompts this cut generation of 64 rollouts about sixfold (measured in
+    ``experiments/real_model.py``'s step timings)."""
+
+    def __init__(self, model: Any, tokenizer: Any, *, max_new_tokens: int = 4, min_new_tokens: int = 0,
+                 shared_prefix: bool = False) -> None:
         if max_new_tokens < 1 or not 0 <= min_new_tokens <= max_new_tokens:
             raise ValueError(f"need 0 <= min_new_tokens <= max_new_tokens and max_new_tokens >= 1; got "
                              f"{min_new_tokens}, {max_new_tokens}")
@@ -156,17 +165,22 @@ class HFBackend:
                              "never end and min_new_tokens could not be reproduced by the learner")
         self.model, self.tokenizer = model, tokenizer
         self.max_new_tokens, self.min_new_tokens = int(max_new_tokens), int(min_new_tokens)
+        self.shared_prefix = bool(shared_prefix)
 
     @torch.no_grad()
     def generate(self, prompts: Sequence[str], n: int, *, seed: int) -> Rollouts:
         ids = [self.tokenizer.encode(p) for p in prompts]
         if not ids or any(len(x) == 0 for x in ids):
             raise ValueError("HFBackend needs at least one prompt, each encoding to at least one token")
+        if n < 1:
+            raise ValueError(f"HFBackend needs n >= 1 samples per prompt; got {n}")
         P = max(len(x) for x in ids)
         pad = self.tokenizer.pad_token_id
         device = next(self.model.parameters()).device
         inputs = torch.tensor([[pad] * (P - len(x)) + list(x) for x in ids], device=device)
         attention = torch.tensor([[0] * (P - len(x)) + [1] * len(x) for x in ids], device=device)
+        if self.shared_prefix:
+            return self._generate_shared(prompts, ids, inputs, attention, n, seed)
         torch.manual_seed(seed)  # the only randomness: generate's sampling
         out = self.model.generate(inputs, attention_mask=attention, do_sample=True, top_k=0, top_p=1.0,
                                   temperature=1.0, num_return_sequences=n, max_new_tokens=self.max_new_tokens,
@@ -185,11 +199,59 @@ class HFBackend:
                              self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
                              min_new_tokens=self.min_new_tokens)
 
+    def _generate_shared(self, prompts: Sequence[str], ids: list[list[int]], inputs: torch.Tensor,
+                         attention: torch.Tensor, n: int, seed: int) -> Rollouts:
+        """One prefill per prompt, its KV cache repeated n times, then temperature-1 sampling (see the class)."""
+        eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
+        device = inputs.device
+        positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
+        keep = {"logits_to_keep": 1} if _keeps_logits(self.model) else {}
+        out = self.model(inputs, attention_mask=attention, position_ids=positions, use_cache=True, **keep)
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(n)  # prompt g's keys and values for its n samples, in group order
+        logits = out.logits[:, -1].float().repeat_interleave(n, dim=0)
+        attention = attention.repeat_interleave(n, dim=0)
+        position = positions[:, -1:].repeat_interleave(n, dim=0) + 1
+        generator = torch.Generator(device=device).manual_seed(int(seed))
+        N = logits.shape[0]
+        done = torch.zeros(N, dtype=torch.bool, device=device)
+        drawn, logp, ent = [], [], []
+        for t in range(self.max_new_tokens):
+            if t < self.min_new_tokens:
+                logits[:, eos] = float("-inf")
+            logp_t = torch.log_softmax(logits, dim=-1)
+            token = torch.multinomial(logp_t.exp(), 1, generator=generator)[:, 0]
+            token = torch.where(done, torch.full_like(token, pad), token)  # cut by pack_rollouts after eos
+            drawn.append(token)
+            logp.append(logp_t.gather(-1, token[:, None])[:, 0])
+            ent.append(entropy_from_logprobs(logp_t))
+            done |= token == eos
+            if bool(done.all()) or t == self.max_new_tokens - 1:
+                break
+            attention = torch.cat([attention, torch.ones_like(attention[:, :1])], dim=1)
+            out = self.model(token[:, None], attention_mask=attention, position_ids=position, past_key_values=cache,
+                             use_cache=True)
+            logits = out.logits[:, -1].float()
+            position = position + 1
+        return pack_rollouts(prompts, ids, torch.stack(drawn, 1).cpu().tolist(), torch.stack(logp, 1).cpu().tolist(),
+                             self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
+                             min_new_tokens=self.min_new_tokens)
+
+
+def _keeps_logits(model: Any) -> bool:
+    """Whether the model's forward takes transformers' ``logits_to_keep`` (the output layer on the last
+    positions only)."""
+    import inspect
+
+    return "logits_to_keep" in inspect.signature(model.forward).parameters
+
 
 def entropy_from_logprobs(logp: torch.Tensor) -> torch.Tensor:
     """Entropy over the last axis of a log-softmax; tokens of probability 0 (log-prob -inf, e.g. a forbidden
-    eos) contribute 0, not NaN."""
-    return -torch.where(torch.isfinite(logp), logp.exp() * logp, torch.zeros_like(logp)).sum(-1)
+    eos) contribute 0, not NaN, in the value and in its gradient (the -inf entries are replaced before the product,
+    so no 0 * inf reaches autograd)."""
+    finite = torch.where(torch.isfinite(logp), logp, torch.zeros_like(logp))
+    return -(logp.exp() * finite).sum(-1)
 
 
 def _extract(outputs: Any) -> tuple[list[list[int]], list[list[int]], list[list[float]]]:

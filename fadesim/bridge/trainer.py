@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 import fadesim
-from fadesim.bridge.backends import Rollouts, entropy_from_logprobs
+from fadesim.bridge.backends import Rollouts, _keeps_logits, entropy_from_logprobs
 from fadesim.bridge.rewards import RewardFn, exact_match, score
 
 LOSS_AGGREGATIONS = ("token_mean", "seq_mean", "token_sum")
@@ -62,26 +62,63 @@ class BridgeConfig:
             raise ValueError("G must be >= 2 and prompts_per_step >= 1")
 
 
-def _keeps_logits(model: torch.nn.Module) -> bool:
+def _shares_prompts(model: torch.nn.Module, ro: Rollouts) -> bool:
+    """Whether the learner may run each group's prompt once: groups of G > 1 rollouts whose G prompt rows are
+    identical (as every backend packs them), and a model whose forward takes a KV cache."""
     import inspect
 
-    return "logits_to_keep" in inspect.signature(model.forward).parameters
+    G, P = ro.group_size, ro.prompt_length
+    if G < 2 or "past_key_values" not in inspect.signature(model.forward).parameters:
+        return False
+    prompts = ro.sequences[:, :P].reshape(-1, G, P)
+    masks = ro.attention_mask[:, :P].reshape(-1, G, P)
+    return bool((prompts == prompts[:, :1]).all() and (masks == masks[:, :1]).all())
 
 
-def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts) -> tuple[torch.Tensor, torch.Tensor]:
+def _response_logits(model: torch.nn.Module, ro: Rollouts, shared_prefix: bool | None) -> torch.Tensor:
+    """(N, T, V): the logits that predict each response token (positions P - 1 ... P + T - 2).
+
+    Shared prefix (default where ``_shares_prompts``): each group's prompt runs once, with the KV cache, and its
+    keys and values are repeated for the group's G responses (``repeat_interleave``, so the gradient of the G
+    copies sums into the one prompt pass); then the responses run on that cache. The numbers are the full
+    forward pass's to float rounding (``tests/test_bridge.py`` checks log-probs, entropies and gradients), for
+    about 1/G of the prompt's compute. Otherwise one forward pass over prompt and response, with the output layer
+    on the T + 1 last positions only where the model supports it (transformers' ``logits_to_keep``)."""
+    device = next(model.parameters()).device
+    P, T, G = ro.prompt_length, ro.response_mask.shape[1], ro.group_size
+    seqs, attention, positions = (x.to(device) for x in (ro.sequences, ro.attention_mask, ro.position_ids))
+    if shared_prefix is None:
+        shared_prefix = _shares_prompts(model, ro)
+    elif shared_prefix and not _shares_prompts(model, ro):
+        raise ValueError("shared_prefix=True needs groups of G > 1 identical prompts and a model that takes "
+                         "past_key_values")
+    if shared_prefix:
+        keep = {"logits_to_keep": 1} if _keeps_logits(model) else {}
+        out = model(seqs[::G, :P], attention_mask=attention[::G, :P], position_ids=positions[::G, :P],
+                    use_cache=True, **keep)
+        first = out.logits[:, -1:].float().repeat_interleave(G, dim=0)
+        if T == 1:
+            return first
+        cache = out.past_key_values
+        cache.batch_repeat_interleave(G)
+        rest = model(seqs[:, P:P + T - 1], attention_mask=attention[:, :P + T - 1],
+                     position_ids=positions[:, P:P + T - 1], past_key_values=cache, use_cache=True).logits.float()
+        return torch.cat([first, rest], dim=1)
+    # the response is the sequence's tail, and a prompt's positions need no vocabulary projection
+    kw = {"logits_to_keep": T + 1} if _keeps_logits(model) else {}
+    logits = model(seqs, attention_mask=attention, position_ids=positions, **kw).logits.float()
+    start = logits.shape[1] - (seqs.shape[1] - (P - 1))  # where position P - 1 landed
+    return logits[:, start:start + T]
+
+
+def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts, *, shared_prefix: bool | None = None
+                               ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per response token: log pi(token) and the entropy of the next-token distribution, (N, T) each, both
     under the distribution the sampler drew from (the model's, with eos masked at the first
-    ``ro.min_new_tokens`` positions)."""
-    device = next(model.parameters()).device
-    P, T = ro.prompt_length, ro.response_mask.shape[1]
-    # the attention mask and positions of generation (left-padded prompts start at position 0); the output layer
-    # runs on the T + 1 last positions only where the model supports it (transformers' logits_to_keep): the
-    # response is the sequence's tail, and a prompt's positions need no vocabulary projection
-    kw = {"logits_to_keep": T + 1} if _keeps_logits(model) else {}
-    logits = model(ro.sequences.to(device), attention_mask=ro.attention_mask.to(device),
-                   position_ids=ro.position_ids.to(device), **kw).logits.float()
-    start = logits.shape[1] - (ro.sequences.shape[1] - (P - 1))  # where position P - 1 landed
-    step_logits = logits[:, start:start + T]
+    ``ro.min_new_tokens`` positions). ``shared_prefix``: None (each group's prompt once where possible), True
+    (required), False (one pass over every full sequence); see ``_response_logits``."""
+    T = ro.response_mask.shape[1]
+    step_logits = _response_logits(model, ro, shared_prefix)
     m = min(ro.min_new_tokens, T)
     if m > 0:  # the sampler's processing: eos impossible at the first m positions (as generate's min_new_tokens)
         forbid = torch.zeros_like(step_logits, dtype=torch.bool)
@@ -147,7 +184,9 @@ class BridgeTrainer:
         if ro.group_size != self.cfg.G:
             raise ValueError(f"rollouts have G = {ro.group_size}, the trainer was configured with G = {self.cfg.G}")
         B, G = len(ro.prompts), ro.group_size
+        t_start = time.perf_counter()
         rewards = torch.tensor(score(ro.completions, answers, self.reward_fn), dtype=torch.float32).reshape(B, G)
+        t_scored = time.perf_counter()
         if self.cfg.epochs == 1:  # one forward pass serves both: at the first epoch the learner's parameters are the
             # old ones, so logp_old is that pass's log-probs, detached (the ratio is exactly 1, as with two passes)
             logp_first, ent = token_logprobs_and_entropy(self.model, ro)
@@ -187,6 +226,8 @@ class BridgeTrainer:
         if self.cfg.off_policy == "tis":  # per-token truncated importance weight pi_learner / pi_sampler
             adv_tok = adv_tok * torch.exp(logp_old - ro.sampler_logprobs.to(device)).clamp(max=self.cfg.tis_cap)
         grad_norm = 0.0
+        t_forward = time.perf_counter()
+        time_backward = time_optimizer = 0.0
         for _ in range(self.cfg.epochs):
             logp = logp_first if self.cfg.epochs == 1 else token_logprobs_and_entropy(self.model, ro)[0]
             ratio = torch.exp(logp - logp_old)
@@ -194,10 +235,14 @@ class BridgeTrainer:
             per_token = -torch.minimum(ratio * adv_tok, clipped * adv_tok)
             loss = self._aggregate(per_token, mask)
             self.optimizer.zero_grad()
+            t0 = time.perf_counter()
             loss.backward()
+            t1 = time.perf_counter()
             grad_norm = float(torch.sqrt(sum((p.grad.float() ** 2).sum() for p in self.model.parameters()
                                              if p.grad is not None)))
             self.optimizer.step()
+            time_backward += t1 - t0
+            time_optimizer += time.perf_counter() - t1
         self.step_count += 1
         d = fadesim.decompose(adv, rewards)
         correct = (rewards > 0.5).numpy()
@@ -206,7 +251,13 @@ class BridgeTrainer:
                "sign_balance": float(d.balance), "hardness": float(d.hardness), "ess": float(d.ess),
                "grad_norm": grad_norm, "loss": float(loss.detach()),
                "weight_norm": float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in self.model.parameters()))),
-               "entropy_signal": self.entropy_ema, "initial_entropy": self.initial_entropy}
+               "entropy_signal": self.entropy_ema, "initial_entropy": self.initial_entropy,
+               # where the learner's time went (seconds): the reward function, the first forward pass (with
+               # epochs > 1 the no-grad one; the later epochs' passes are in step's time_train only), backward,
+               # the grad norm and optimizer step
+               "time_score": t_scored - t_start, "time_forward": t_forward - t_scored,
+               "time_backward": time_backward, "time_optimizer": time_optimizer,
+               "response_tokens": float(mask.sum()), "prompt_tokens": float(ro.attention_mask[:, :ro.prompt_length].sum())}
         if gap is not None:
             row["sampler_logprob_gap"] = gap
         if ro.sampler_entropy is not None:
