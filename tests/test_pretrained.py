@@ -130,6 +130,8 @@ def test_smollm2_loads_from_its_package_and_one_rl_step_changes_it(tmp_path):
     assert type(model).__name__ == "LlamaForCausalLM" and 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
     assert (cache / MARKER).is_file() and (cache / "model.safetensors").is_file()
     model, tok = load_pretrained("smollm2", cache=cache)  # from the cache
+    # sampling stops at the end of the assistant's turn (the GGUF tokenizer's own eos is <|im_start|>)
+    assert tok.eos_token == "<|im_end|>" and tok.eos_token_id == model.config.eos_token_id
     backend = HFBackend(model, tok, max_new_tokens=6)
     rates = {}
     for digits in (1, 3):  # the difficulty knob orders the base model's pass rates

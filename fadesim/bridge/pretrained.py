@@ -88,7 +88,7 @@ def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = 
             raise RuntimeError(f"the model cache {where} is incomplete (no {MARKER}: an interrupted conversion?); "
                                "delete that folder to rebuild it")
         gguf = package_file(name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, torch_dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
@@ -101,11 +101,18 @@ def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = 
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     try:
-        model = AutoModelForCausalLM.from_pretrained(where, torch_dtype=dtype)
+        model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype)
         tokenizer = AutoTokenizer.from_pretrained(where)
     except Exception as err:
         raise RuntimeError(f"the model cache {where} is corrupt ({type(err).__name__}: {err}); delete that folder to "
                            "rebuild it") from err
+    # the end of an assistant turn is the model's eos (config.eos_token_id, <|im_end|> for SmolLM2); transformers'
+    # GGUF tokenizer conversion sets eos to <|im_start|> instead, so sampling would run on past the answer into a
+    # new turn. The tokenizer gets the model's eos, and pad is set to it (batched generation needs a pad token)
+    eos_id = model.config.eos_token_id
+    eos_id = eos_id[0] if isinstance(eos_id, (list, tuple)) else eos_id
+    if eos_id is not None and tokenizer.eos_token_id != eos_id:
+        tokenizer.eos_token = tokenizer.convert_ids_to_tokens(int(eos_id))
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
