@@ -540,3 +540,50 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     table = pd.DataFrame(base_rows + rows)
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": int(length),
             "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve)}
+
+
+def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+                    settings: ProtocolSettings) -> pd.DataFrame:
+    """The protocol's prediction over every training length, made before a run: what each advantage does to a model
+    whose base pass@k is ``base_curve``, at each logged step 0 .. ``settings.max_steps``.
+
+    The task is calibrated to the base curve (step a); GRPO runs on the tuning seeds (its pass@1 path is where a
+    measured GRPO pass@1 is later matched, step b: rows with ``seeds == "tune"``, k = 1 only) and every advantage
+    runs on the held-out seeds (rows with ``seeds == "held"``: the values compared, step c). Columns: label, seeds,
+    step, k, pass_at_k (mean over seeds), ci95, entropy (mean policy entropy, nats). ``read_prediction`` picks
+    the point of the grid that a measured GRPO pass@1 selects."""
+    from fadesim.experiment import ci95, split_seeds
+    from fadesim.sim import simulate
+
+    if len(base_curve) < 2:
+        raise ValueError("the base curve needs pass@k at two k or more")
+    ks = sorted(int(k) for k in base_curve)
+    task, _ = calibrated_task(settings, base_curve)
+    tune, held = split_seeds(range(settings.seeds), "the prediction grid")
+    runs = [("grpo", "tune", "grpo", {}, tune)] + [(label, "held", name, params, held)
+                                                  for label, name, params in advantages]
+    rows = []
+    for label, which, name, params, seeds in runs:
+        res = simulate(task, _sim_config(settings, name, params, settings.max_steps, ks), seeds=seeds)
+        entropy = res.metrics["entropy"][0].mean(axis=0)
+        for i, step in enumerate(res.steps):
+            for k in ks if which == "held" else [1]:
+                mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
+                rows.append({"label": label, "seeds": which, "step": int(step), "k": k, "pass_at_k": mean,
+                             "ci95": half, "entropy": float(entropy[i])})
+    return pd.DataFrame(rows)
+
+
+def read_prediction(grid: pd.DataFrame, grpo_pass1: float, reference: str = "grpo") -> tuple[pd.DataFrame, int, bool]:
+    """(the held-out rows of ``prediction_grid``'s table at the step where the tuning seeds' simulated
+    ``reference`` pass@1 first reaches ``grpo_pass1`` (``match_length``), that step, whether it was reached).
+    Step 0's rows are the calibrated base (label ``base``)."""
+    path = grid[(grid.label == reference) & (grid.seeds == "tune") & (grid.k == 1)].sort_values("step")
+    if path.empty:
+        raise ValueError(f"the grid has no tuning-seed {reference!r} pass@1 path to match on")
+    step, reached = match_length(path.step.tolist(), path.pass_at_k.tolist(), float(grpo_pass1))
+    held = grid[grid.seeds == "held"]
+    at = held[held.step == step][["label", "k", "pass_at_k", "ci95", "entropy"]]
+    base = held[(held.step == 0) & (held.label == held.label.iloc[0])][["label", "k", "pass_at_k", "ci95", "entropy"]]
+    base = base.assign(label=BASE, ci95=0.0)
+    return pd.concat([base, at], ignore_index=True), int(step), bool(reached)

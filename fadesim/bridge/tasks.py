@@ -140,6 +140,35 @@ class ChatArithmetic:
         return out
 
 
+@dataclass(frozen=True)
+class TaskMixture:
+    """Each problem drawn from one of ``parts`` (tasks with ``sample(rng, n)``), chosen uniformly at random; e.g.
+    one- and two-digit sums in one training stream."""
+
+    parts: tuple[Any, ...]
+
+    def __post_init__(self) -> None:
+        if not self.parts or not all(hasattr(t, "sample") for t in self.parts):
+            raise ValueError("TaskMixture needs one or more tasks, each with sample(rng, n)")
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[Problem]:
+        which = rng.integers(len(self.parts), size=n)
+        return [problem for i in which for problem in self.parts[int(i)].sample(rng, 1)]
+
+
+def distinct_problems(task: Any, n: int, seed: int, max_draws: int = 100_000) -> list[Problem]:
+    """``n`` problems of ``task`` with distinct prompts, in a fixed order for a seed (an evaluation set); a
+    ValueError where the task has fewer than ``n`` distinct prompts."""
+    rng = np.random.default_rng(seed)
+    seen: dict[str, Problem] = {}
+    for _ in range(max_draws):
+        problem = task.sample(rng, 1)[0]
+        seen.setdefault(problem.prompt, problem)
+        if len(seen) == n:
+            return list(seen.values())
+    raise ValueError(f"found only {len(seen)} distinct prompts in {max_draws} draws; asked for {n}")
+
+
 def chat_template(tokenizer: Any) -> Any:
     """question -> the tokenizer's chat prompt for one user turn, ready for the assistant's answer."""
 
