@@ -12,21 +12,19 @@ split's fit by stratified sampling, and their exact initial pass@k (k = 1..1024)
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fadesim.results import write_atomic  # noqa: E402
-from fadesim.tasks import calibrate, load_pass_at_k, make_task, task_pass_at_k  # noqa: E402
+from fadesim.results import write_atomic
+from fadesim.tasks import calibrate, load_pass_at_k, make_task, task_pass_at_k
 
 SPLITS = ("introductory", "interview", "competition")
 KS = [2**j for j in range(11)]

@@ -16,29 +16,27 @@ fadesim.theory (derivations/difficulty_tradeoff.py) are overlaid on the first ba
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,  # noqa: E402
+import fadesim
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
                                 verdict)
-from fadesim.plots import mean_ci, tradeoff_figure  # noqa: E402
-from fadesim.results import ResultStore, write_atomic  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
-from fadesim.tasks import REGIMES, as_distribution, make_task, regime_kwargs  # noqa: E402
+from fadesim.plots import mean_ci, tradeoff_figure
+from fadesim.results import ResultStore, write_atomic
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import REGIMES, as_distribution, make_task, regime_kwargs
 
 DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm regime has its calibrated one
 LLM_SET = "calibrated"

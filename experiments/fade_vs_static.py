@@ -25,7 +25,6 @@ Claim checked: FADE reaches peak pass@1 earlier than the best static baseline. E
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,17 +32,16 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+import fadesim
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
-from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure  # noqa: E402
-from fadesim.results import ResultStore  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
-from fadesim.tasks import REGIMES, make_task  # noqa: E402
-from fadesim.tasks.softmax_policy import PASS_AT_K  # noqa: E402
+from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
+from fadesim.results import ResultStore
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import REGIMES, make_task
+from fadesim.tasks.softmax_policy import PASS_AT_K
 
 #: the hyper-parameter grid of each static advantage (K is not vmappable: one run per value)
 GRIDS: dict[str, dict[str, list[float]]] = {

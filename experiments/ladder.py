@@ -32,7 +32,6 @@ Its predecessor is the GPT-2 rung; its metrics are the bridge's, as there.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,15 +40,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "experiments"))
 
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
-from fadesim.results import ResultStore, write_atomic  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
-from fadesim.tasks import REGIMES, make_task  # noqa: E402
+from fadesim.results import ResultStore, write_atomic
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import REGIMES, make_task
 
 RUNGS = ("bandit", "linear_softmax", "chain", "neural", "gpt2")
 #: the real-checkpoint rung, added by --model DIR (never a default: it needs a checkpoint and, with vLLM, a GPU)
@@ -108,7 +105,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     model_max_new_tokens: int = 16
     model_max_operand: int = 99
     model_prompts_per_step: int = 16
-    model_reward: str = "auto"  # auto | math | exact (llm_bridge.choose_reward)
+    model_reward: str = "auto"  # auto | math | exact (fadesim.bridge.rewards.reward_by_name)
     model_gpu_memory_utilization: float = 0.3
     model_vllm_dtype: str = "float32"  # the sampler computes the learner's (float32) distribution
     model_off_policy: str = "none"  # none: refuse a batch whose sampler gap exceeds 1e-3; tis: correct for it
@@ -210,12 +207,12 @@ def _gpt2_unit(s: Settings, spec: dict) -> pd.DataFrame:
     HFBackend, BridgeConfig, BridgeTrainer = _bridge()
     from fadesim.bridge.tasks import CopyTask
     from fadesim.bridge.tokenizer import CharTokenizer
-    from llm_bridge import tiny_model
+    from fadesim.bridge.pretrained import tiny_gpt2
 
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
     name, params = METHODS[spec["method"]]
-    model = tiny_model(tok.vocab_size, spec["seed"])
+    model = tiny_gpt2(tok.vocab_size, spec["seed"])
     cfg = BridgeConfig(advantage=name, advantage_params=params, G=s.G, prompts_per_step=16, lr=s.gpt2_lr,
                        seed=spec["seed"])
     trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
@@ -243,15 +240,15 @@ class ModelRung:
         from fadesim.bridge.backends import VLLMBackend
         from fadesim.bridge.tasks import ArithmeticTask
         from fadesim.bridge.tokenizer import HFTokenizer
-        from llm_bridge import choose_reward
+        from fadesim.bridge.rewards import reward_by_name
 
         self.s, self.device = s, model_device(s)
         self.tok = HFTokenizer.from_pretrained(s.model)
         self.task = ArithmeticTask(max_operand=s.model_max_operand)
         try:
-            self.reward_fn, self.reward_name = choose_reward(s.model_reward)
-        except SystemExit as err:
-            raise ValueError(str(err)) from err
+            self.reward_fn, self.reward_name = reward_by_name(s.model_reward)
+        except ImportError as err:
+            raise ValueError(f"ladder: {err}") from err
         if s.model_backend == "vllm":
             engine = VLLMBackend(s.model, self.tok, max_new_tokens=s.model_max_new_tokens,
                                  gpu_memory_utilization=s.model_gpu_memory_utilization, dtype=s.model_vllm_dtype)
@@ -261,11 +258,11 @@ class ModelRung:
                                                         min_new_tokens=0)
 
     def unit(self, spec: dict) -> pd.DataFrame:
-        from llm_bridge import load_model
+        from fadesim.bridge.pretrained import load_local
 
         s = self.s
         name, params = METHODS[spec["method"]]
-        model = load_model(s.model, self.device)
+        model = load_local(s.model, self.device)
         cfg = self.BridgeConfig(advantage=name, advantage_params=params, G=s.G, lr=s.model_lr, seed=spec["seed"],
                                 prompts_per_step=s.model_prompts_per_step,
                                 off_policy=None if s.model_off_policy == "none" else s.model_off_policy)

@@ -26,28 +26,20 @@ import torch
 from tqdm.auto import tqdm
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import fadesim  # noqa: E402
-from fadesim.bridge.backends import HFBackend, VLLMBackend  # noqa: E402
-from fadesim.bridge.rewards import exact_match, math_verify_reward, score  # noqa: E402
-from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
-from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402
-from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer  # noqa: E402
-from fadesim.experiment import verdict  # noqa: E402
-from fadesim.plots import over_time_figure  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.tasks import Bandit, fit_beta, make_bandit  # noqa: E402
+import fadesim
+from fadesim.bridge.backends import HFBackend, VLLMBackend
+from fadesim.bridge.pretrained import load_local, tiny_gpt2
+from fadesim.bridge.rewards import reward_by_name, score
+from fadesim.bridge.tasks import ArithmeticTask, CopyTask
+from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer
+from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
+from fadesim.experiment import verdict
+from fadesim.plots import over_time_figure
+from fadesim.sim import SimConfig, simulate
+from fadesim.tasks import Bandit, fit_beta, make_bandit
 
 ADVANTAGES = [("grpo", {}), ("w_reinforce", {"lam": 0.1}), ("psr", {})]
-
-
-def tiny_model(vocab_size: int, seed: int):
-    from transformers import GPT2Config, GPT2LMHeadModel
-
-    torch.manual_seed(seed)
-    return GPT2LMHeadModel(GPT2Config(vocab_size=vocab_size, n_positions=16, n_embd=32, n_layer=2, n_head=2,
-                                      bos_token_id=1, eos_token_id=2, pad_token_id=0))
 
 
 def measure_pass_rates(model, tok, task: CopyTask, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -100,17 +92,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.backend == "vllm" and not args.model:
         raise SystemExit("llm_bridge: --backend vllm needs --model DIR (a local HF model directory)")
     if args.model:
-        return run_model(args)
+        try:
+            return run_model(args)
+        except (ValueError, ImportError, RuntimeError) as err:  # bad settings, a missing package or engine
+            print(f"llm_bridge: {err}" if not str(err).startswith("llm_bridge") else str(err), file=sys.stderr)
+            return 2
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
     rows, summary = [], []
     for seed in range(args.seeds):
-        base = tiny_model(tok.vocab_size, seed)
+        base = tiny_gpt2(tok.vocab_size, seed)
         p0, counts = measure_pass_rates(base, tok, task, samples=256, seed=seed)
         correct = np.array([[tok.encode(c, bos=False)[0] == v for v in range(tok.vocab_size)] for c in task.symbols])
         bandit = fitted_bandit(counts, correct)
         for name, params in ADVANTAGES:
-            model = tiny_model(tok.vocab_size, seed)
+            model = tiny_gpt2(tok.vocab_size, seed)
             cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, prompts_per_step=16, lr=1e-2,
                                seed=seed)
             trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
@@ -180,26 +176,6 @@ def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
 # --model DIR: a real (local) model on the arithmetic task
 
 
-def choose_reward(name: str):
-    if name == "exact":
-        return exact_match, "exact match"
-    try:
-        import math_verify  # noqa: F401
-    except ImportError:
-        if name == "math":
-            raise SystemExit("llm_bridge: --reward math needs math-verify (pip install 'fadesim[bridge]')")
-        return exact_match, "exact match (math-verify is not installed)"
-    return math_verify_reward, "math-verify"
-
-
-def load_model(path: str, device: str):
-    from transformers import AutoModelForCausalLM
-
-    # float32 master weights even on a GPU: bf16 weights would round away updates of lr ~ 1e-6 (vLLM keeps
-    # its own bf16 copy; load_weights casts)
-    return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device)
-
-
 def measure_counts(backend, model, task, reward_fn, *, prompts: int, samples: int, seed: int,
                    chunk: int = 8) -> np.ndarray:
     """(prompts, samples) 0/1 rewards of the step-0 model on fixed arithmetic problems."""
@@ -226,20 +202,20 @@ def realised_masses(name: str, params: dict, correct: np.ndarray, G: int) -> tup
 def run_model(args: argparse.Namespace) -> int:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if args.measure_samples % args.G:
-        raise SystemExit(f"llm_bridge: --measure-samples ({args.measure_samples}) must be a multiple of --G "
+        raise ValueError(f"llm_bridge: --measure-samples ({args.measure_samples}) must be a multiple of --G "
                          f"({args.G}) so step-0 samples form groups")
     tok = HFTokenizer.from_pretrained(args.model)
-    reward_fn, reward_name = choose_reward(args.reward)
+    reward_fn, reward_name = reward_by_name(args.reward)
     task = ArithmeticTask(max_operand=args.max_operand)
     t0 = time.perf_counter()
-    model = load_model(args.model, device)
+    model = load_local(args.model, device)
     if args.backend == "vllm":
         try:
             backend = VLLMBackend(args.model, tok, max_new_tokens=args.max_new_tokens,
                                   gpu_memory_utilization=args.gpu_memory_utilization, dtype=args.vllm_dtype,
                                   max_model_len=args.max_model_len, enforce_eager=args.enforce_eager)
         except (ImportError, RuntimeError) as err:
-            raise SystemExit(f"llm_bridge: {err}") from err
+            raise RuntimeError(f"llm_bridge: {err}") from err
         make_backend = lambda m: backend  # noqa: E731 - one engine, synced from each fresh model every step
     else:
         # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong completion)
@@ -266,7 +242,7 @@ def run_model(args: argparse.Namespace) -> int:
         mass_rows.append({"advantage": label, "E[M+] fitted": exact.positive_mass, "M+ step 0": pos.mean(),
                           "E[M-] fitted": exact.negative_mass, "M- step 0": neg.mean(), "within 4 SE": within})
         for seed in range(args.seeds):
-            model = load_model(args.model, device)
+            model = load_local(args.model, device)
             cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, lr=args.lr, seed=seed,
                                max_sampler_logprob_gap=args.max_sampler_gap,
                                off_policy=None if args.off_policy == "none" else args.off_policy,

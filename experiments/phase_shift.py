@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -31,16 +30,15 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,  # noqa: E402
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
                                 verdict)
-from fadesim.plots import tradeoff_figure  # noqa: E402
-from fadesim.results import ResultStore  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
-from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task  # noqa: E402
+from fadesim.plots import tradeoff_figure
+from fadesim.results import ResultStore
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task
 
 
 @dataclass(frozen=True)

@@ -129,15 +129,11 @@ def load_model(s: Settings) -> tuple[Any, Any, Any]:
                                            add_generation_prompt=True, tokenize=False)
 
         return model, tok, template
-    from transformers import GPT2Config, GPT2LMHeadModel
-
+    from fadesim.bridge.pretrained import tiny_gpt2
     from fadesim.bridge.tokenizer import CharTokenizer
 
     tok = CharTokenizer("".join(sorted(set("0123456789 +-?.abcdefghijklmnopqrstuvwxyzWAHS"))))
-    torch.manual_seed(0)
-    model = GPT2LMHeadModel(GPT2Config(vocab_size=tok.vocab_size, n_positions=128, n_embd=32, n_layer=2, n_head=2,
-                                       bos_token_id=1, eos_token_id=2, pad_token_id=0))
-    return model, tok, (lambda question: question)
+    return tiny_gpt2(tok.vocab_size, seed=0, n_positions=128), tok, (lambda question: question)
 
 
 def tasks(s: Settings, template: Any) -> tuple[Any, list[Any]]:

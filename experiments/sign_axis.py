@@ -24,7 +24,6 @@ effect holds.
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,16 +31,15 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-import fadesim  # noqa: E402
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,  # noqa: E402
+import fadesim
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
-from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure  # noqa: E402
-from fadesim.results import ResultStore  # noqa: E402
-from fadesim.sim import SimConfig, simulate  # noqa: E402
-from fadesim.sim.optim import OPTIMIZERS  # noqa: E402
-from fadesim.tasks import REGIMES, make_task  # noqa: E402
+from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
+from fadesim.results import ResultStore
+from fadesim.sim import SimConfig, simulate
+from fadesim.sim.optim import OPTIMIZERS
+from fadesim.tasks import REGIMES, make_task
 
 FAMILIES = ("sign_scaled", "sign_balanced")
 

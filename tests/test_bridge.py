@@ -500,11 +500,26 @@ def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model,
     assert out.count("step 2: sync") == len(llm_bridge.ADVANTAGES)  # per-step timings, every advantage
     assert "simulation predicts the sign of the entropy change after 1 updates" in out  # 2 steps: one checkpoint
     assert (tmp_path / "llm_bridge_entropy_hf.png").exists()
-    with pytest.raises(SystemExit, match="must be a multiple of --G"):
-        llm_bridge.main(args + ["--measure-samples", "12"])
+    # bad settings and a missing engine: one line on stderr and exit status 2 (raised as errors below main)
+    assert llm_bridge.main(args + ["--measure-samples", "12"]) == 2
+    assert "must be a multiple of --G" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "vllm", None)
-    with pytest.raises(SystemExit, match="VLLMBackend needs vLLM"):
-        llm_bridge.main(args + ["--backend", "vllm"])
+    assert llm_bridge.main(args + ["--backend", "vllm"]) == 2
+    assert "VLLMBackend needs vLLM" in capsys.readouterr().err
+
+
+def test_rewards_by_name(monkeypatch):
+    import sys
+
+    from fadesim.bridge.rewards import exact_match, reward_by_name
+
+    assert reward_by_name("exact") == (exact_match, "exact match")
+    with pytest.raises(ValueError, match="unknown reward 'fuzzy'; known: auto, math, exact"):
+        reward_by_name("fuzzy")
+    monkeypatch.setitem(sys.modules, "math_verify", None)  # as if math-verify were not installed
+    assert reward_by_name("auto") == (exact_match, "exact match (math-verify is not installed)")
+    with pytest.raises(ImportError, match="needs math-verify: pip install"):
+        reward_by_name("math")
 
 
 def test_math_verify_reward_parses_and_never_evaluates():

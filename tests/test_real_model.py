@@ -101,7 +101,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_path, 
 
 
 def test_the_three_phases_end_to_end(tmp_path, capsys):
-    out, figs = tmp_path / "out", tmp_path / "figs"
+    out = tmp_path / "out"
     common = ["--out", str(out), *SMALL]
     assert real_model.main(["--phase", "train", *common]) == 2  # no prediction yet: refused
     assert "run --phase predict first" in capsys.readouterr().err

@@ -116,3 +116,23 @@ def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = 
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     return model, tokenizer
+
+
+def tiny_gpt2(vocab_size: int, seed: int, *, n_positions: int = 16, width: int = 32, layers: int = 2) -> Any:
+    """A randomly initialised GPT-2 (2 layers of width 32 by default) for a character tokenizer's ids (pad 0, bos 1,
+    eos 2): the CPU rung of the bridge, built from a config, nothing downloaded."""
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    return GPT2LMHeadModel(GPT2Config(vocab_size=vocab_size, n_positions=n_positions, n_embd=width, n_layer=layers,
+                                      n_head=2, bos_token_id=1, eos_token_id=2, pad_token_id=0))
+
+
+def load_local(path: str | Path, device: str = "cpu") -> Any:
+    """A causal LM from a local HF checkpoint folder (never the network), in float32 master weights even on a GPU:
+    bf16 weights would round away updates of lr ~ 1e-6 (a vLLM sampler keeps its own bf16 copy)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(path, local_files_only=True, dtype=torch.float32).to(device)

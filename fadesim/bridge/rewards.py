@@ -34,6 +34,26 @@ def math_verify_reward(completion: str, answer: str) -> float:
     return float(verify(parse(answer), parse(completion)))
 
 
+REWARDS = ("auto", "math", "exact")
+
+
+def reward_by_name(name: str) -> tuple[RewardFn, str]:
+    """(reward function, description) by name: "exact" (``exact_match``), "math" (math-verify; an ImportError
+    naming the install where it is missing) or "auto" (math-verify where installed, else exact match, said so in
+    the description)."""
+    if name not in REWARDS:
+        raise ValueError(f"unknown reward {name!r}; known: {', '.join(REWARDS)}")
+    if name == "exact":
+        return exact_match, "exact match"
+    try:
+        import math_verify  # noqa: F401 - only whether it is installed
+    except ImportError:
+        if name == "math":
+            raise ImportError("the math reward needs math-verify: pip install -e '.[bridge]'") from None
+        return exact_match, "exact match (math-verify is not installed)"
+    return math_verify_reward, "math-verify"
+
+
 def score(completions: Sequence[str], answers: Sequence[str], reward_fn: RewardFn) -> list[float]:
     """Rewards for aligned completions and answers; a failing reward function names the rollout."""
     if len(completions) != len(answers):
