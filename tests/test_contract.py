@@ -88,3 +88,27 @@ def test_decorator_errors():
         fadesim.advantage(lambda rewards: rewards[..., :1])(np.zeros((2, 3)))
     with pytest.raises(TypeError, match="expected a function"):
         fadesim.advantage(3)
+
+
+def test_the_group_std_metadata_matches_what_each_advantage_computes():
+    """Advantage.divides_by_group_std against behaviour, on non-binary rewards: an advantage that divides by the
+    group's std is unchanged when the rewards are scaled by 3, one that does not scales with them (each with the
+    parameter that decides it). The binary-only ones declared std-scaled (focal, fade, unlikeliness: GRPO times a
+    weight) cannot be told apart this way, as their rewards are thresholded; their declaration is checked as
+    metadata only."""
+    r = np.random.default_rng(0).random((6, 8))
+    cases = [("grpo", {}), ("grpo", {"scale": "none"}), ("median", {}), ("median", {"scale_by_std": False}),
+             ("sign_scaled", {"balance": 0.3}), ("sign_scaled", {"balance": 0.3, "base": "dr_grpo"}),
+             ("dr_grpo", {}), ("rloo", {})]
+    for name, params in cases:
+        entry = fadesim.info(name)
+        a, b = fadesim.get(name, **params)(r), fadesim.get(name, **params)(3.0 * r)
+        if entry.divides_by_group_std(**params):
+            np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6, err_msg=name)
+        else:
+            np.testing.assert_allclose(b, 3.0 * a, rtol=1e-6, atol=1e-9, err_msg=name)
+    assert sum(fadesim.info(n).divides_by_group_std(**p) for n, p in cases) == 3  # both kinds were exercised
+    assert all(fadesim.info(n).divides_by_group_std() for n in ("focal", "fade", "unlikeliness"))
+    assert not any(fadesim.info(n).divides_by_group_std() for n in ("psr", "nsr", "w_reinforce", "dr_grpo", "rloo"))
+    with pytest.raises(ValueError, match="has no parameter"):
+        fadesim.info("grpo").divides_by_group_std(scal="none")

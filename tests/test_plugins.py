@@ -303,6 +303,29 @@ def test_trl_settings_that_have_no_meaning_warn_once_or_fail():
     trl_trainer("dr_grpo", scale_rewards="none")  # Dr.GRPO is unscaled by definition: nothing to refuse
 
 
+def test_trl_reward_scaling_follows_the_registrys_metadata_with_the_parameters():
+    """host_params reads Advantage.divides_by_group_std with the user's parameters, so the classification is the
+    registry's: sign_scaled on a grpo base and median with its std are group-scaled (refuse 'batch'), their
+    unscaled variants are not (warn under 'group'), and a newly registered std-scaled advantage is refused too."""
+    pytest.importorskip("trl")
+    from fadesim.bridge.trl_plugin import host_params
+
+    for name, params in (("sign_scaled", {"base": "grpo"}), ("median", {}), ("focal", {})):
+        assert host_params(name, params, "group") == params
+        with pytest.raises(ValueError, match="scales by the group's std"):
+            host_params(name, params, "batch")
+    for name, params in (("sign_scaled", {"base": "dr_grpo"}), ("median", {"scale_by_std": False})):
+        with pytest.warns(UserWarning, match="has no reward scaling"):
+            host_params(name, params, "group")
+    fadesim.register("test_std_scaled", lambda rewards, *, mask=None: fadesim.get("grpo")(rewards, mask=mask),
+                     paper="0000.00000", group_std=True, replace=True)
+    try:
+        with pytest.raises(ValueError, match="'test_std_scaled' scales by the group's std"):
+            host_params("test_std_scaled", {}, "none")
+    finally:
+        fadesim.unregister("test_std_scaled")
+
+
 def test_trl_all_none_rewards_are_an_error_before_any_update():
     tr = trl_trainer("grpo", steps=1, reward=always_none)
     before = {k: v.detach().clone() for k, v in tr.model.state_dict().items()}

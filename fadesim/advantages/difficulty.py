@@ -24,6 +24,7 @@ from fadesim.advantages.weighting import focal_weight
     mean_centred=True,
     min_group_size=2,
     domains={"gamma": NON_NEGATIVE, "eps": NON_NEGATIVE, "threshold": REAL},
+    group_std=True,
 )
 def focal(
     rewards: Any,

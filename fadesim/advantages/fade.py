@@ -72,6 +72,7 @@ def fade_schedule(
     min_group_size=2,
     domains={"gamma_explore": NON_NEGATIVE, "gamma_exploit": NON_NEGATIVE, "lam_neg_explore": NON_NEGATIVE,
              "lam_neg_exploit": NON_NEGATIVE, "eps": NON_NEGATIVE, "threshold": REAL},
+    group_std=True,
 )
 def fade(
     rewards: Any,

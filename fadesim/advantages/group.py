@@ -24,6 +24,7 @@ from fadesim.advantages.registry import register
     scale_invariant=True,
     min_group_size=2,
     domains={"eps": NON_NEGATIVE, "unbiased_std": BOOL, "scale": Choice(("group", "batch", "none"))},
+    group_std=lambda p: p["scale"] == "group",
 )
 def grpo(
     rewards: Any,
@@ -153,6 +154,7 @@ def reinforce(
     scale_invariant=True,
     min_group_size=2,
     domains={"eps": NON_NEGATIVE, "scale_by_std": BOOL},
+    group_std=lambda p: bool(p["scale_by_std"]),
 )
 def median(
     rewards: Any,

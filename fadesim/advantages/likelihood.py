@@ -31,6 +31,7 @@ def likelihood_rank(logprobs: Any, batch: Any) -> Any:
     needs_logprobs=True,
     min_group_size=2,
     domains={"beta_rank": UNIT, "eps": NON_NEGATIVE},
+    group_std=True,
 )
 def unlikeliness(
     rewards: Any,

@@ -40,6 +40,17 @@ class Advantage:
     binary_only: bool = False  # defined for 0/1 rewards; other rewards are thresholded
     summary: str = ""
     domains: Mapping[str, Domain] = field(default_factory=dict)  # hyper-parameter -> the values it may take
+    # whether the advantages are divided by each group's reward std (TRL's scale_rewards="group", verl's
+    # norm_adv_by_std_in_grpo): a bool, or a function of the bound hyper-parameters where one of them decides
+    group_std: bool | Callable[[Mapping[str, Any]], bool] = False
+
+    def divides_by_group_std(self, **params: Any) -> bool:
+        """Whether the advantage, with these hyper-parameters (defaults for the rest), divides each group's
+        advantages by the group's reward std: what a trainer plug-in reads to map its host's reward scaling."""
+        if callable(self.group_std):
+            self.check_params(**params)
+            return bool(self.group_std({**dict(self.params), **params}))
+        return bool(self.group_std)
 
     def check_params(self, **params: Any) -> None:
         """``ValueError`` for an unknown parameter or a value outside its declared domain."""
@@ -77,6 +88,7 @@ def register(
     binary_only: bool = False,
     summary: str = "",
     domains: Mapping[str, Domain] | None = None,
+    group_std: bool | Callable[[Mapping[str, Any]], bool] = False,
     replace: bool = False,
 ) -> Any:
     """Register an advantage under ``name``; usable as a decorator or a plain call.
@@ -84,6 +96,10 @@ def register(
     Hyper-parameters and their defaults are read from the function's keyword-only
     arguments (other than mask/signals/logprobs). Registering a taken name raises
     ``ValueError`` unless ``replace=True``.
+
+    ``group_std``: whether the advantage divides each group's advantages by the group's reward std (True, False,
+    or a function of the bound hyper-parameters, e.g. ``lambda p: p["scale"] == "group"``); the trainer
+    plug-ins map their host's reward-scaling setting by it (``Advantage.divides_by_group_std``).
 
     ``domains`` maps hyper-parameters to the values they may take (``fadesim.advantages.domains``: ``Interval``,
     ``Choice``; a function decorated with ``@fadesim.advantage(domains=...)`` brings its own). The registered
@@ -115,6 +131,7 @@ def register(
             binary_only=binary_only,
             summary=summary or _first_line(f),
             domains=declared,
+            group_std=group_std,
         )
         return checked
 

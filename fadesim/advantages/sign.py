@@ -136,7 +136,8 @@ def sign_balanced(
 @register("sign_scaled", paper="2607.01490",
           title="Sign-axis sweep around a mean-centred baseline (arXiv 2607.01490's m_S / m_F weighting)",
           scale_invariant=True, min_group_size=2,
-          domains={"balance": SIGNED_UNIT, "base": Choice(("grpo", "dr_grpo")), "eps": NON_NEGATIVE})
+          domains={"balance": SIGNED_UNIT, "base": Choice(("grpo", "dr_grpo")), "eps": NON_NEGATIVE},
+          group_std=lambda p: p["base"] == "grpo")
 def sign_scaled(
     rewards: Any,
     *,

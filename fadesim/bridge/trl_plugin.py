@@ -54,8 +54,6 @@ except ImportError as err:  # pragma: no cover - exercised only without TRL
 
 #: TRL 1.16's std regulariser (grpo_trainer.py: advantages / (std_rewards + 1e-4)); not a TRL setting
 TRL_EPS = 1e-4
-#: fadesim advantages that divide by the group's reward std, as TRL's scale_rewards="group" does
-GROUP_STD_SCALED = ("grpo", "focal", "fade", "unlikeliness", "median")
 
 
 def host_params(advantage: str, params: Mapping[str, Any], scale_rewards: str) -> dict[str, Any]:
@@ -70,7 +68,7 @@ def host_params(advantage: str, params: Mapping[str, Any], scale_rewards: str) -
         params["scale"] = scale_rewards
         params.setdefault("eps", TRL_EPS)
         return params
-    if advantage in GROUP_STD_SCALED:
+    if fadesim.info(advantage).divides_by_group_std(**params):  # the registry's metadata, with these parameters
         if scale_rewards != "group":
             raise ValueError(f"FadesimGRPOTrainer: '{advantage}' scales by the group's std; "
                              f"GRPOConfig.scale_rewards={scale_rewards!r} cannot be honoured (use 'group')")
