@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 import fadesim
+from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
 from fadesim.bridge.backends import Rollouts, _keeps_logits, entropy_from_logprobs
 from fadesim.bridge.rewards import RewardFn, exact_match, score
 
@@ -146,6 +147,7 @@ class BridgeTrainer:
         self.cfg = config or BridgeConfig()
         self.advantage_fn = fadesim.get(self.cfg.advantage)  # the registry's function object itself
         self.entry = fadesim.info(self.cfg.advantage)
+        self.call = AdvantageCall(self.cfg.advantage, self.cfg.advantage_params)  # that function, params bound
         self.optimizer = torch.optim.AdamW(model.parameters(), lr=self.cfg.lr)
         self.rng = np.random.default_rng(self.cfg.seed)
         self.step_count = 0
@@ -155,13 +157,9 @@ class BridgeTrainer:
         self.rollouts: list[dict[str, Any]] = []
 
     def advantages(self, rewards: torch.Tensor, seq_logprobs: torch.Tensor, entropy: float) -> torch.Tensor:
-        kw: dict[str, Any] = dict(self.cfg.advantage_params)
-        if self.entry.needs_signals:
-            kw["signals"] = {"entropy": self.entropy_ema if self.entropy_ema is not None else entropy,
-                             "initial_entropy": self.initial_entropy or entropy, "step": self.step_count}
-        if self.entry.needs_logprobs:
-            kw["logprobs"] = seq_logprobs
-        return self.advantage_fn(rewards, **kw)
+        signals = {"entropy": self.entropy_ema if self.entropy_ema is not None else entropy,
+                   "initial_entropy": self.initial_entropy or entropy, "step": self.step_count}
+        return self.call(rewards, signals=signals, logprobs=seq_logprobs)
 
     def step(self) -> dict[str, float]:
         """One on-policy step: sync the sampler's weights (backends that hold their own copy, e.g. vLLM),
@@ -216,8 +214,7 @@ class BridgeTrainer:
         entropy = float((ent * mask).sum() / mask.sum())
         if self.initial_entropy is None:
             self.initial_entropy = entropy
-        self.entropy_ema = entropy if self.entropy_ema is None else (
-            self.cfg.entropy_decay * self.entropy_ema + (1 - self.cfg.entropy_decay) * entropy)
+        self.entropy_ema = smoothed_entropy(self.entropy_ema, entropy, self.cfg.entropy_decay)
         seq_logp = (logp_old * mask).sum(1).reshape(B, G).cpu()
         adv = self.advantages(rewards, seq_logp, entropy)  # (B, G); raises before any state change
         if not torch.isfinite(adv).all():
@@ -247,9 +244,7 @@ class BridgeTrainer:
         d = fadesim.decompose(adv, rewards)
         correct = (rewards > 0.5).numpy()
         row = {"step": self.step_count, "reward_mean": float(rewards.mean()), "entropy": entropy,
-               "positive_mass": float(d.total_positive) / B, "negative_mass": float(d.total_negative) / B,
-               "sign_balance": float(d.balance), "hardness": float(d.hardness), "ess": float(d.ess),
-               "grad_norm": grad_norm, "loss": float(loss.detach()),
+               **{k: float(v) for k, v in mass_metrics(d, B).items()}, "grad_norm": grad_norm, "loss": float(loss.detach()),
                "weight_norm": float(torch.sqrt(sum((p.detach().float() ** 2).sum() for p in self.model.parameters()))),
                "entropy_signal": self.entropy_ema, "initial_entropy": self.initial_entropy,
                # where the learner's time went (seconds): the reward function, the first forward pass (with

@@ -45,6 +45,7 @@ from typing import Any, Mapping
 import torch
 
 import fadesim
+from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
 
 try:
     from trl import GRPOTrainer
@@ -112,6 +113,8 @@ class FadesimGRPOTrainer(GRPOTrainer):
         self._fadesim_rewards_per_func: torch.Tensor | None = None
         super().__init__(*args, **kwargs)
         self.fadesim_params = host_params(advantage, params, self.scale_rewards)
+        # the registry's function with the host-mapped params bound (the rule every trainer calls it by)
+        self.fadesim_call = AdvantageCall(advantage, self.fadesim_params)
         if self.multi_objective_aggregation != "sum_then_normalize":
             raise ValueError("FadesimGRPOTrainer needs multi_objective_aggregation='sum_then_normalize': the fadesim "
                              f"advantage does its own normalisation (got {self.multi_objective_aggregation!r})")
@@ -119,12 +122,12 @@ class FadesimGRPOTrainer(GRPOTrainer):
             raise ValueError(f"fadesim advantage {advantage!r} needs num_generations >= "
                              f"{self.fadesim_entry.min_group_size}; got {self.num_generations}")
 
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # noqa: ANN001, ANN202
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
         self._fadesim_rewards_per_func = rewards_per_func
         return rewards_per_func
 
-    def _generate_and_score_completions(self, inputs):  # noqa: ANN001, ANN202
+    def _generate_and_score_completions(self, inputs):
         self._fadesim_rewards_per_func = None
         output = super()._generate_and_score_completions(inputs)
         per_func = self._fadesim_rewards_per_func
@@ -145,7 +148,7 @@ class FadesimGRPOTrainer(GRPOTrainer):
         mask = (~unscorable).view(-1, G)
         n_local = output["completion_ids"].shape[0]
         start = self.accelerator.process_index * n_local
-        kw: dict[str, Any] = dict(self.fadesim_params)
+        kw: dict[str, Any] = {}
         if self.fadesim_entry.needs_signals or self.fadesim_entry.needs_logprobs:
             seq_logprobs, entropy = self._fadesim_policy_statistics(output)
             if self.fadesim_entry.needs_logprobs:
@@ -153,13 +156,12 @@ class FadesimGRPOTrainer(GRPOTrainer):
             if self.fadesim_entry.needs_signals:
                 if self.fadesim_initial_entropy is None:
                     self.fadesim_initial_entropy = entropy
-                d = self.fadesim_entropy_decay
-                self.fadesim_entropy_ema = entropy if self.fadesim_entropy_ema is None else (
-                    d * self.fadesim_entropy_ema + (1 - d) * entropy)
+                self.fadesim_entropy_ema = smoothed_entropy(self.fadesim_entropy_ema, entropy,
+                                                            self.fadesim_entropy_decay)
                 kw["signals"] = {"entropy": self.fadesim_entropy_ema, "initial_entropy": self.fadesim_initial_entropy,
                                  "step": self.state.global_step}
         with torch.no_grad():
-            adv = self.fadesim_advantage(rewards, mask=mask, **kw)
+            adv = self.fadesim_call(rewards, mask=mask, **kw)
         if not torch.isfinite(adv).all():
             raise ValueError(f"fadesim advantage {self.fadesim_entry.name!r} returned non-finite values")
         adv = torch.where(mask, adv, torch.zeros_like(adv)).reshape(-1)
@@ -192,8 +194,7 @@ class FadesimGRPOTrainer(GRPOTrainer):
         d = fadesim.decompose(adv, rewards, mask=mask)
         B = rewards.shape[0]
         row = {"step": float(self.state.global_step), "reward_mean": float(rewards[mask].mean()),
-               "positive_mass": float(d.total_positive) / B, "negative_mass": float(d.total_negative) / B,
-               "sign_balance": float(d.balance), "hardness": float(d.hardness), "ess": float(d.ess)}
+               **{k: float(v) for k, v in mass_metrics(d, B).items()}}
         if self.fadesim_entropy_ema is not None:
             row["entropy_signal"] = self.fadesim_entropy_ema
         for key, value in row.items():

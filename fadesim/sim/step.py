@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import numpy as np
 
 from fadesim.advantages.registry import info
+from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
 from fadesim.decompose import decompose
 from fadesim.sim.config import UPDATE_HYPER_PARAMETERS, SimConfig
 from fadesim.sim.optim import OPTIMIZERS
@@ -34,17 +35,12 @@ def split_hyper_parameters(cfg: SimConfig, hp: Mapping[str, Any]) -> tuple[dict[
 
 
 def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
-    """The registry function with static params bound; passes signals/logprobs only where needed."""
-    entry = info(cfg.advantage)
-    fn = entry.bind(**dict(cfg.advantage_params))
+    """The registry function with static params bound; passes signals/logprobs only where needed
+    (``fadesim.advantages.calling.AdvantageCall``, the rule every trainer uses)."""
+    bound = AdvantageCall(cfg.advantage, cfg.advantage_params)
 
     def call(rewards: Any, signals: Mapping[str, Any], logprobs: Any, overrides: Mapping[str, Any]) -> Any:
-        kw: dict[str, Any] = dict(overrides)
-        if entry.needs_signals:
-            kw["signals"] = signals
-        if entry.needs_logprobs:
-            kw["logprobs"] = logprobs
-        return fn(rewards, **kw)
+        return bound(rewards, signals=signals, logprobs=logprobs, **dict(overrides))
 
     return call
 
@@ -77,7 +73,7 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
     actions, rewards, logp_old = ro["actions"], ro["rewards"], ro["logprobs"]
     if info(cfg.advantage).needs_signals:  # only schedule-driven advantages read the entropy signal
         h_now = policy_entropy(task, params, ro, xp)
-        ema = cfg.entropy_decay * state["entropy_ema"] + (1.0 - cfg.entropy_decay) * h_now
+        ema = smoothed_entropy(state["entropy_ema"], h_now, cfg.entropy_decay)
     else:  # (an O(N K) pass saved each step; the signal is then never read)
         ema = state["entropy_ema"]
     signals = {"entropy": ema, "initial_entropy": state["initial_entropy"], "step": state["step"]}
@@ -109,11 +105,7 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
     n = rewards.shape[0]
     batch = {
         "reward_mean": xp.mean(rewards),
-        "positive_mass": d.total_positive / n,
-        "negative_mass": d.total_negative / n,
-        "sign_balance": d.balance,
-        "hardness": d.hardness,
-        "ess": d.ess,
+        **mass_metrics(d, n),
         "grad_norm": grad_norm,
         "clip_fraction": clip_fraction,
     }
