@@ -18,11 +18,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import torch  # noqa: E402
+import jax
+import jax.numpy as jnp
+import torch
 
-import fadesim  # noqa: E402
+import fadesim
 
 
 def best_of(fn, repeats: int) -> float:

@@ -37,9 +37,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import fadesim  # noqa: E402
-from fadesim.sim import SimConfig, simulate, simulate_reference  # noqa: E402
-from fadesim.tasks import make_task  # noqa: E402
+import fadesim
+from fadesim.sim import SimConfig, simulate, simulate_reference
+from fadesim.tasks import make_task
 
 N, K, G, STEPS = 512, 32, 16, 200
 KS = (32, 512, 4096)
@@ -136,7 +136,7 @@ def scale_out(steps: int) -> None:
     print(f"  simulate on 1 virtual CPU device: {dev['1']:7.1f} s;  on 2: {dev['2']:7.1f} s;  "
           f"speed-up {dev['1'] / dev['2']:.2f}x (after compile)")
     try:
-        import ray  # noqa: F401
+        import ray  # noqa: F401 - only whether Ray is installed
     except ImportError:
         print("  Ray: not installed (pip install -e '.[ray]'), skipped")
         return

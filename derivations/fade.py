@@ -20,7 +20,7 @@ from derivations.common import Derivation, G, deferred_limit, k
 from derivations.group_relative import eps, std_unbiased
 
 eta = sp.Symbol("eta", nonnegative=True)
-import fadesim  # noqa: E402
+import fadesim  # noqa: E402 - after the symbols this derivation shares with the others
 
 _D = fadesim.info("fade").params  # the derivation follows the registry's defaults
 GAMMA_EXPLORE, GAMMA_EXPLOIT = _D["gamma_explore"], _D["gamma_exploit"]

@@ -12,13 +12,12 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
-import sympy as sp  # noqa: E402
+import sympy as sp
 
-from derivations import (difficulty, difficulty_tradeoff, entropy_law, fade, group_relative, pass_at_k,  # noqa: E402
+from derivations import (difficulty, difficulty_tradeoff, entropy_law, fade, group_relative, pass_at_k,
                          sign_axis_second_order, sign_weighted)
-from derivations.common import G, binomial_moment_form, k, p  # noqa: E402
-from fadesim.tasks.difficulty import Beta  # noqa: E402
+from derivations.common import G, binomial_moment_form, k, p
+from fadesim.tasks.difficulty import Beta
 
 PATH = Path(__file__).with_name("RESULTS.md")
 FAMILIES = [group_relative, sign_weighted, pass_at_k, difficulty, fade]
@@ -168,9 +167,9 @@ def second_order_section() -> list[str]:
         "| check | residual |",
         "|---|---|",
     ]
-    for (name, G), (r1, r2) in so.moment_residuals().items():
+    for (name, group_size), (r1, r2) in so.moment_residuals().items():
         tex_set = name.replace("{", "\\{").replace("}", "\\}")
-        lines.append(f"| $E[g]$ and $E[gg^\\top]$ vs enumeration of all $3^{G}$ outcomes, ${tex_set}$, $G = {G}$ "
+        lines.append(f"| $E[g]$ and $E[gg^\\top]$ vs enumeration of all $3^{group_size}$ outcomes, ${tex_set}$, $G = {group_size}$ "
                      f"| ${sp.latex(r1)}$, ${sp.latex(r2)}$ |")
     for name, (quad, trace) in so.hessian_residuals().items():
         lines.append(f"| structured Hessian of `{name}` vs sympy's (quadratic form, trace against $\\Sigma_q$) "

@@ -28,6 +28,7 @@ import itertools
 import sys
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a checkout
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -63,7 +64,7 @@ def _moment_residuals(G: int, correct: tuple[bool, ...]) -> tuple[sp.Expr, sp.Ex
     pi_c = sp.Matrix([q / p if c else 0 for q, c in zip(pi, correct)])
     pi_w = sp.Matrix([0 if c else q / (1 - p) for q, c in zip(pi, correct)])
     d = pi_c - pi_w
-    sigma = lambda q: sp.diag(*q) - q * q.T  # noqa: E731
+    sigma = lambda q: sp.diag(*q) - q * q.T  # noqa: E731 - the formula as written
     P = [sp.binomial(G, k) * p**k * (1 - p) ** (G - k) for k in range(G + 1)]
     s = [(k * (1 - p) * (a_pos[k] if k > 0 else 0) - (G - k) * p * (a_neg[k] if k < G else 0)) / G
          for k in range(G + 1)]
@@ -182,7 +183,7 @@ CHECK_ADVANTAGES = [("grpo", {}), ("psr", {}), ("nsr", {}), ("sign_balanced", {"
                     ("focal", {"gamma": 1.0})]
 
 
-def _mp_quantities(theta: list, correct: tuple[bool, ...]) -> dict[str, "mpmath.mpf"]:
+def _mp_quantities(theta: list, correct: tuple[bool, ...]) -> dict[str, Any]:
     """The drift quantities in mpmath arithmetic, straight from their definitions."""
     import mpmath
 

@@ -21,10 +21,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from fadesim.results import write_atomic
 from fadesim.tasks import calibrate, load_pass_at_k, make_task, task_pass_at_k
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SPLITS = ("introductory", "interview", "competition")
 KS = [2**j for j in range(11)]

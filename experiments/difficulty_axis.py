@@ -26,8 +26,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
@@ -37,6 +35,8 @@ from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, as_distribution, make_task, regime_kwargs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm regime has its calibrated one
 LLM_SET = "calibrated"

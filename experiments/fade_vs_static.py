@@ -31,8 +31,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
@@ -42,6 +40,8 @@ from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task
 from fadesim.tasks.softmax_policy import PASS_AT_K
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: the hyper-parameter grid of each static advantage (K is not vmappable: one run per value)
 GRIDS: dict[str, dict[str, list[float]]] = {

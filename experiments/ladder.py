@@ -39,14 +39,14 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RUNGS = ("bandit", "linear_softmax", "chain", "neural", "gpt2")
 #: the real-checkpoint rung, added by --model DIR (never a default: it needs a checkpoint and, with vLLM, a GPU)

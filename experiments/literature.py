@@ -37,14 +37,14 @@ from pathlib import Path
 
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from fadesim.experiment import check_axes, parse_settings, run_units
 from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TASKS = ("bandit", "linear_softmax", "chain", "sharpen")
 

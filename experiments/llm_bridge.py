@@ -25,8 +25,6 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-
 import fadesim
 from fadesim.bridge.backends import HFBackend, VLLMBackend
 from fadesim.bridge.pretrained import load_local, tiny_gpt2
@@ -38,6 +36,8 @@ from fadesim.experiment import verdict
 from fadesim.plots import over_time_figure
 from fadesim.sim import SimConfig, simulate
 from fadesim.tasks import Bandit, fit_beta, make_bandit
+
+ROOT = Path(__file__).resolve().parents[1]
 
 ADVANTAGES = [("grpo", {}), ("w_reinforce", {"lam": 0.1}), ("psr", {})]
 
@@ -219,7 +219,7 @@ def run_model(args: argparse.Namespace) -> int:
         make_backend = lambda m: backend  # noqa: E731 - one engine, synced from each fresh model every step
     else:
         # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong completion)
-        make_backend = lambda m: HFBackend(m, tok, max_new_tokens=args.max_new_tokens, min_new_tokens=0)  # noqa: E731
+        make_backend = lambda m: HFBackend(m, tok, max_new_tokens=args.max_new_tokens, min_new_tokens=0)  # noqa: E731 - one line, as the vllm branch's
     print(f"model {args.model} on {device}, backend {args.backend}, reward {reward_name}, "
           f"load {time.perf_counter() - t0:.1f}s")
     t0 = time.perf_counter()

@@ -29,8 +29,6 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, split_seeds,
                                 verdict)
@@ -39,6 +37,8 @@ from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)

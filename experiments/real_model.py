@@ -47,12 +47,12 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-ROOT = Path(__file__).resolve().parents[1]
-
-from fadesim.experiment import parse_settings, run_units, verdict  # noqa: E402
-from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,  # noqa: E402
+from fadesim.experiment import parse_settings, run_units, verdict
+from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,
                                 prediction_grid, read_prediction, sign_score)
-from fadesim.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.results import ResultStore, write_atomic
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PHASES = ("all", "predict", "train", "score")
 

@@ -30,8 +30,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, llm_task, parse_settings, run_units, verdict)
@@ -40,6 +38,8 @@ from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task
+
+ROOT = Path(__file__).resolve().parents[1]
 
 FAMILIES = ("sign_scaled", "sign_balanced")
 

@@ -209,7 +209,9 @@ def call(spec: AdvantageSpec, case: Case, backend: str, dtype: str = "float64", 
     """Run the advantage on ``case`` with one backend; returns the raw output of that backend. ``device``: torch's
     device for every input array (default: the CPU)."""
     r = case.rewards.astype(dtype)
-    conv_lp = (lambda x: x.astype(dtype) if x.dtype.kind == "f" else x)
+    def conv_lp(x: Any) -> Any:
+        return x.astype(dtype) if x.dtype.kind == "f" else x
+
     if backend == "numpy":
         return spec.fn(r, **_kwargs(spec, case, conv_lp))
     if backend == "torch":

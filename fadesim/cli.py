@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -55,7 +54,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- card
 def card_text(prof: Any, a: float, b: float, drift: Any) -> str:
-    from fadesim.theory import binomial_weights
 
     lines = [f"advantage card: {prof.name} {dict(prof.params) or ''}  G = {prof.G}", "",
              "  k   A+(k)        A-(k)        M+_k         M-_k"]
@@ -113,7 +111,7 @@ def load_function(target: str) -> Callable[..., Any]:
     else:
         try:
             module = importlib.import_module(where)
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:  # noqa: BLE001 - any import error of the user's module becomes one CLI line
             raise CLIError(f"cannot import module '{where}': {type(err).__name__}: {err}") from None
     fn = getattr(module, name, None)
     if fn is None:

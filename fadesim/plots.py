@@ -9,11 +9,11 @@ from typing import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-from fadesim.results import write_atomic  # noqa: E402
+from fadesim.results import write_atomic
 
 
 def mean_ci(frame: pd.DataFrame, by: Sequence[str], value: str) -> pd.DataFrame:

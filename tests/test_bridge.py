@@ -11,12 +11,12 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-import fadesim  # noqa: E402
-from fadesim.bridge.backends import HFBackend, Rollouts  # noqa: E402
-from fadesim.bridge.rewards import exact_match, score  # noqa: E402
-from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402
-from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402
-from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer, token_logprobs_and_entropy, unbiased_pass_at_k  # noqa: E402
+import fadesim  # noqa: E402 - after the importorskip of transformers
+from fadesim.bridge.backends import HFBackend, Rollouts  # noqa: E402 - after the importorskip of transformers
+from fadesim.bridge.rewards import exact_match, score  # noqa: E402 - after the importorskip of transformers
+from fadesim.bridge.tasks import ArithmeticTask, CopyTask  # noqa: E402 - after the importorskip of transformers
+from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer  # noqa: E402 - after the importorskip of transformers
+from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer, token_logprobs_and_entropy, unbiased_pass_at_k  # noqa: E402 - after the importorskip of transformers
 
 pytestmark = pytest.mark.integration  # the LLM stack: pip install -e ".[all]"
 

@@ -91,7 +91,7 @@ def test_check_catches_planted_bugs(function, prop, message, capsys):
     fast: every property runs on every registered advantage in test_registry_properties."""
     assert main(["check", f"{PLANTED}:{function}", "--examples", "30", "--only", prop]) == 1
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if l.strip().startswith(f"FAIL  {prop}"))
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith(f"FAIL  {prop}"))
     assert message in line, line
     block = out[out.index(line):]
     assert "Case(rewards=" in block  # the shrunk counter-example is printed under the failure
@@ -106,7 +106,7 @@ def test_full_check_fails_a_planted_bug_with_exit_1(capsys):
 def test_rloo_that_zeroes_groups_of_one_is_a_contract_finding(capsys):
     assert main(["check", f"{PLANTED}:rloo_zero_singletons", "--examples", "30", "--only", "singleton_groups"]) == 0
     out = capsys.readouterr().out
-    line = next(l for l in out.splitlines() if l.strip().startswith("WARN  singleton_groups"))
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("WARN  singleton_groups"))
     assert "were not refused" in line and "silently all zero" in line
     assert "fix: raise ValueError for groups smaller than" in out and "0 failed; 0 contract items met, 1 warning" in out
 
@@ -114,15 +114,15 @@ def test_rloo_that_zeroes_groups_of_one_is_a_contract_finding(capsys):
 def test_a_plain_five_line_advantage_passes_with_contract_warnings_and_decorated_has_no_findings(capsys):
     assert main(["check", f"{PLANTED}:plain_centred", "--examples", "20"]) == 0
     out = capsys.readouterr().out
-    warned = {l.split()[1] for l in out.splitlines() if l.strip().startswith("WARN ")}
+    warned = {ln.split()[1] for ln in out.splitlines() if ln.strip().startswith("WARN ")}
     assert warned == {"bad_input", "constant_output", "singleton_groups"}, warned
     assert out.count("fix:") == 3 and "@fadesim.advantage" in out
     assert "12 passed, 0 failed, 3 skipped;" in out  # mean_centred, scale_invariant, parameter domains: not declared
-    assert not any(l.strip().startswith("FAIL ") for l in out.splitlines())
+    assert not any(ln.strip().startswith("FAIL ") for ln in out.splitlines())
     assert main(["check", f"{PLANTED}:decorated_centred", "--examples", "20"]) == 0
     out = capsys.readouterr().out
     assert "12 passed, 0 failed, 3 skipped; 4 contract items met, 0 warning(s)" in out
-    assert not any(l.strip().startswith(("FAIL ", "WARN ")) for l in out.splitlines())
+    assert not any(ln.strip().startswith(("FAIL ", "WARN ")) for ln in out.splitlines())
 
 
 def test_only_rejects_unknown_properties(capsys):
@@ -133,7 +133,7 @@ def test_only_rejects_unknown_properties(capsys):
 def test_numpy_only_also_breaks_under_jit(capsys):
     main(["check", f"{PLANTED}:numpy_only", "--examples", "10", "--only", "jax_transformations"])
     out = capsys.readouterr().out
-    assert any(l.strip().startswith("FAIL  jax_transformations") for l in out.splitlines())
+    assert any(ln.strip().startswith("FAIL  jax_transformations") for ln in out.splitlines())
 
 
 @pytest.mark.parametrize("target,message", [
@@ -155,9 +155,9 @@ def test_card_prints_the_profile_and_writes_a_png(tmp_path, capsys):
     assert main(["card", "grpo", "--G", "8", "--out", str(out_png)]) == 0
     text = capsys.readouterr().out
     prof = fadesim.profile("grpo", 8)
-    row3 = next(l for l in text.splitlines() if l.startswith("  3 "))
+    row3 = next(ln for ln in text.splitlines() if ln.startswith("  3 "))
     assert f"{prof.a_pos[3]:+11.5f}" in row3 and f"{prof.a_neg[3]:+11.5f}" in row3
-    row = next(l for l in text.splitlines() if l.startswith("  0.25"))
+    row = next(ln for ln in text.splitlines() if ln.startswith("  0.25"))
     assert f"{float(prof.expected_positive_mass(0.25)):9.5f}" in row
     assert "profile peak: p* = 0.500 (medium focus)" in text
     assert out_png.stat().st_size > 20_000

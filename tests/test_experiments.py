@@ -217,7 +217,7 @@ def test_phase_shift_claims_are_picked_on_tuning_seeds_and_judged_on_held_out_on
         return pd.DataFrame([{"gamma": g, "lam_neg": lam, "seed": seed, "progress": v}
                              for (g, lam), values in progress.items() for seed, v in enumerate(values)])
 
-    suppress = lambda g, lam: lam < 1  # noqa: E731
+    suppress = lambda g, lam: lam < 1  # noqa: E731 - a one-line rule
     clear = frame({(0.0, 0.5): [3, 3.1, 2.9, 3, 3.2, 2.8], (0.0, 1.0): [1, 1.1, 0.9, 1, 1.2, 0.8]})
     test = phase_shift.claim_test(clear, suppress)
     assert test.confirmed and test.inside == (0.0, 0.5) and test.outside == (0.0, 1.0) and test.n_held_out == 3

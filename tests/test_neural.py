@@ -81,7 +81,7 @@ def test_exact_metrics_equal_enumeration_of_every_sequence():
     np.testing.assert_allclose(ex["logit_norm"], np.sqrt((centred**2).sum(axis=(1, 2, 3))), rtol=1e-12)
     # the network computes the table: prompt n's row at (t, prev) is its MLP on the summed embeddings
     n, t, v = 2, 1, 3
-    x = sum(params["enc"][l, task.prompts[n, l]] for l in range(T)) + params["pos"][t] + params["prev"][v]
+    x = sum(params["enc"][j, task.prompts[n, j]] for j in range(T)) + params["pos"][t] + params["prev"][v]
     np.testing.assert_allclose(logits[n, t, v], np.tanh(x @ params["W1"] + params["b1"]) @ params["U"] + params["c"],
                                rtol=1e-12)
 

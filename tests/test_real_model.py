@@ -15,7 +15,7 @@ from fadesim.literature import BASE, ProtocolSettings, prediction_grid, read_pre
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
-import real_model  # noqa: E402
+import real_model  # noqa: E402 - a script of experiments/, importable once that folder is on sys.path
 
 pytestmark = pytest.mark.integration  # the bridge's stack (transformers)
 

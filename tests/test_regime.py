@@ -79,7 +79,7 @@ def test_prior_and_task_bad_input_are_clear_errors():
 def test_loguniform_k_weights_and_pass_at_k_equal_quadrature_and_monte_carlo():
     d = LogUniform(1e-4, 0.3)
     G = 8
-    density = lambda p: 1.0 / (p * np.log(d.high / d.low))  # noqa: E731
+    density = lambda p: 1.0 / (p * np.log(d.high / d.low))  # noqa: E731 - the density as written
     quad = [integrate.quad(lambda p, k=k: stats.binom.pmf(k, G, p) * density(p), d.low, d.high,
                            epsabs=1e-13, epsrel=1e-12, points=[1e-3, 1e-2], limit=200)[0] for k in range(G + 1)]
     np.testing.assert_allclose(d.k_weights(G), quad, rtol=1e-8, atol=1e-12)

@@ -38,7 +38,7 @@ def test_the_score_is_the_gradient_of_the_surrogate(tabular):
     G = 4
     actions = rng.integers(0, 10, size=(24, G))
     weights = rng.standard_normal((24, G))
-    surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731
+    surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731 - a one-line local helper
     grads = task.score(params, actions, weights, np)
     h = 1e-6
     fd_s = (surrogate({**params, "s": params["s"] + h}) - surrogate({**params, "s": params["s"] - h})) / (2 * h)

@@ -59,7 +59,6 @@ def minimum(x: Any, batch: GroupBatch) -> Any:
 
 def all_equal(x: Any, batch: GroupBatch) -> Any:
     """True for groups whose valid rewards are all equal (or that have < 2 valid rollouts)."""
-    xp = batch.xp
     return (maximum(x, batch) == minimum(x, batch)) | (count(batch) < 2)
 
 

@@ -62,7 +62,7 @@ def score(completions: Sequence[str], answers: Sequence[str], reward_fn: RewardF
     for i, (c, a) in enumerate(zip(completions, answers)):
         try:
             r = float(reward_fn(c, a))
-        except Exception as err:  # noqa: BLE001 - re-raised with context
+        except Exception as err:
             raise RuntimeError(f"reward function failed on rollout {i} (completion {c!r}): "
                                f"{type(err).__name__}: {err}") from err
         if r != r or r in (float("inf"), float("-inf")):

@@ -13,7 +13,7 @@ from fadesim.bridge.verl_plugin import register_verl
 
 try:
     REGISTERED = register_verl()
-except Exception as err:  # noqa: BLE001 - reported loudly, then re-raised for verl's own handling
+except Exception as err:
     warnings.warn(f"fadesim: registering fadesim's advantage estimators in verl failed: {type(err).__name__}: {err}; "
                   "algorithm.adv_estimator=fadesim_* will be unknown", RuntimeWarning, stacklevel=2)
     raise

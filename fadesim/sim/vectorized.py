@@ -102,7 +102,7 @@ def _chunked(run: Any, chunk: int) -> Any:
 
     def local(keys: Any, hp: Any, data: Any, n_chunks: Any) -> Any:
         r = keys.shape[0]  # n_chunks = r / chunk, passed in as an argument: a value XLA cannot fold
-        take = lambda x, i: jax.lax.dynamic_slice_in_dim(x, i * chunk, chunk)  # noqa: E731
+        take = lambda x, i: jax.lax.dynamic_slice_in_dim(x, i * chunk, chunk)  # noqa: E731 - a one-line local helper
         shapes = jax.eval_shape(batched, take(keys, 0), jax.tree.map(lambda x: take(x, 0), hp), data)
         out = jax.tree.map(lambda a: jnp.zeros((r, *a.shape[1:]), a.dtype), shapes)
 
@@ -259,7 +259,7 @@ def simulate(
     used = tuple(sorted(str(d) for d in next(iter(logs.values())).sharding.device_set))
     first, logs = jax.device_get((first, logs))
     metrics = {}
-    runs = lambda x: _unplace(np.asarray(x, dtype=np.float64), len(chosen), chunks_per_device, width, n_runs)  # noqa: E731
+    runs = lambda x: _unplace(np.asarray(x, dtype=np.float64), len(chosen), chunks_per_device, width, n_runs)  # noqa: E731 - a one-line local helper
     for name, values in logs.items():
         values = runs(values)
         values = values.reshape(n_cfg, n_seed, *values.shape[1:])  # (n_cfg, n_seeds, n_logs)

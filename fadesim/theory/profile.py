@@ -100,7 +100,7 @@ class Profile:
         m = self.pos_mass + self.neg_mass
         pos, neg, first, second = w @ self.pos_mass, w @ self.neg_mass, w @ m, w @ (m * m)
         hard = w @ (m * (1.0 - np.arange(self.G + 1) / self.G))
-        safe = lambda a, b: float(a / b) if b > 0 else 0.0  # noqa: E731
+        safe = lambda a, b: float(a / b) if b > 0 else 0.0  # noqa: E731 - a one-line local helper
         return MassSummary(
             positive_mass=float(pos),
             negative_mass=float(neg),
