@@ -396,13 +396,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=400, help="longest GRPO run searched for the length")
     p.add_argument("--log-every", type=int, default=10)
     p.add_argument("--out", help="PNG path (the table goes beside it as CSV)")
+    z = sub.add_parser("analyze", help="decompose what a verl / TRL run's advantages did, from its rollout logs",
+                       description="Read a verl rollout directory (trainer.rollout_data_dir), a TRL output directory "
+                       "(log_completions=True) or a CSV / JSONL / Parquet table (step, prompt or prompt_id, reward; "
+                       "optional group, advantage) and write steps.csv, prompts.csv, report.md and analysis.png.")
+    z.add_argument("path", help="the rollout directory or table")
+    z.add_argument("--out", required=True, help="output folder (replaced when complete)")
+    z.add_argument("--advantage", default="grpo", help="the run's estimator, recomputed where the log has no "
+                   "advantage column (default grpo)")
+    z.add_argument("--compare", default="", help="registered advantages computed on the same batches, e.g. "
+                   "focal,w_reinforce:lam=0.1")
+    z.add_argument("--threshold", type=float, default=0.5, help="a rollout is correct when its reward exceeds this")
+    z.add_argument("--reward-column", help="TRL: which reward function's column (needed when there are several)")
+    z.add_argument("--no-forecast", action="store_true", help="skip the simulator's forecast")
     return ap
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    from fadesim.analysis import AnalysisError, analyze
+
+    try:
+        res = analyze(args.path, args.out, advantage=args.advantage, compare=args.compare, threshold=args.threshold,
+                      reward_column=args.reward_column, forecast=not args.no_forecast)
+    except AnalysisError as err:
+        raise CLIError(str(err)) from None
+    print((res["out"] / "report.md").read_text(), end="")
+    print(f"written: {', '.join(sorted(p.name for p in res['out'].iterdir()))} in {res['out']}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {"list": cmd_list, "card": cmd_card, "check": cmd_check, "simulate": cmd_simulate,
-                "predict": cmd_predict}
+                "predict": cmd_predict, "analyze": cmd_analyze}
     try:
         return handlers[args.command](args)
     except (CLIError, KeyError, ValueError) as err:

@@ -1,0 +1,437 @@
+"""What an advantage did in a real run: read a trainer's rollout logs, decompose each step's advantages, compare.
+
+``analyze(path, out)`` (and ``fadesim analyze PATH --out DIR``) reads
+
+- a **verl** rollout directory (``trainer.rollout_data_dir``: ``{step}.jsonl``, one JSON object per rollout with
+  ``input``, ``output``, ``gts``, ``score``, ``step``, as verl 0.9.1's ``RayPPOTrainer._write_generations`` writes);
+- a **TRL** completions directory (``log_completions=True``: ``completions/completions_{step:05d}.parquet`` with
+  ``step``, ``prompt``, ``completion``, one column per reward function, ``advantage``: the advantages its loss used);
+- a **table** (CSV, JSONL or Parquet) with the columns ``step``, ``prompt`` (or ``prompt_id``), ``reward`` and,
+  optionally, ``group`` (group id), ``advantage``, ``logprob``, ``entropy``, ``length``.
+
+Rows are read as a stream, one step at a time (a table's rows must come grouped by step, as trainers write them),
+so a run of millions of rollouts needs the memory of one step. Groups are the rollouts of one prompt within one
+step (or of one ``group`` id where given). A rollout is correct when its reward exceeds ``threshold`` (0.5 by
+default); advantages are computed on those 0/1 rewards.
+
+Per step and advantage it reports what ``fadesim.decompose`` gives, as the simulator logs it: the masses per
+group, the sign balance and the ESS, plus the fractions of all-correct and all-wrong groups (rollouts that carried
+no signal under a group-centred advantage). The run's own advantages are the ``advantage`` column where the log
+has one (TRL) and otherwise the estimator named by ``advantage`` (verl: its grpo by default), recomputed; each
+advantage of ``compare`` is computed on the same batches. Per step it also tracks prompts: solved (every rollout
+correct), never solved so far, newly solved (a first correct rollout) and newly lost (no correct rollout where
+the prompt's previous appearance had one).
+
+Outputs, written to a temporary folder and moved into place only when complete: ``steps.csv`` (one row per step x
+advantage), ``prompts.csv`` (one row per step), ``report.md`` and ``analysis.png``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from math import comb
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+STEP_COLUMNS = ("step", "advantage", "n_prompts", "n_rollouts", "mean_reward", "all_correct_groups",
+                "all_wrong_groups", "positive_mass", "negative_mass", "sign_balance", "ess")
+TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
+TRL_KNOWN = {"step", "prompt", "completion", "advantage", "image", "images"}
+CHUNK = 100_000  # rows read at a time from a table
+
+
+class AnalysisError(ValueError):
+    """A rollout log that cannot be read as documented (the message names the file and line)."""
+
+
+# ----------------------------------------------------------------------------- reading
+def detect(path: str | Path) -> str:
+    """"verl", "trl" or "table" for a rollout log, or an AnalysisError saying what was expected."""
+    path = Path(path)
+    if path.is_file():
+        if path.suffix in TABLE_SUFFIXES:
+            return "table"
+        raise AnalysisError(f"{path}: a table must be .csv, .jsonl or .parquet")
+    if not path.is_dir():
+        raise AnalysisError(f"{path}: no such file or directory")
+    if (path / "completions").is_dir() or any(path.glob("completions_*.parquet")):
+        return "trl"
+    if any(p.stem.isdigit() for p in path.glob("*.jsonl")):
+        return "verl"
+    raise AnalysisError(f"{path}: neither a verl rollout directory ({{step}}.jsonl files) nor a TRL output directory "
+                        "(completions/completions_*.parquet)")
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise AnalysisError(f"{path}, line {line_no}: not valid JSON ({err.msg})") from None
+            if not isinstance(row, dict):
+                raise AnalysisError(f"{path}, line {line_no}: expected a JSON object per line")
+            yield line_no, row
+
+
+def _number(value: Any, where: str, what: str) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise AnalysisError(f"{where}: {what} {value!r} is not a number") from None
+    if out != out:
+        raise AnalysisError(f"{where}: {what} is NaN")
+    return out
+
+
+def _verl_steps(path: Path) -> Iterator[pd.DataFrame]:
+    files = sorted((p for p in path.glob("*.jsonl") if p.stem.isdigit()), key=lambda p: int(p.stem))
+    for f in files:
+        rows = []
+        for line_no, row in _jsonl_rows(f):
+            where = f"{f}, line {line_no}"
+            missing = [c for c in ("input", "score") if c not in row]
+            if missing:
+                raise AnalysisError(f"{where}: missing {', '.join(missing)} (verl writes input, output, gts, score, "
+                                    "step)")
+            rows.append({"step": int(_number(row.get("step", f.stem), where, "step")), "prompt": str(row["input"]),
+                         "reward": _number(row["score"], where, "score")})
+        if rows:
+            yield pd.DataFrame(rows)
+
+
+def _trl_steps(path: Path, reward_column: str | None) -> Iterator[pd.DataFrame]:
+    import pyarrow.parquet as pq
+
+    folder = path / "completions" if (path / "completions").is_dir() else path
+    files = sorted(folder.glob("completions_*.parquet"))
+    for f in files:
+        names = pq.read_schema(f).names
+        if "prompt" not in names or "step" not in names:
+            raise AnalysisError(f"{f}: a TRL completions table needs step and prompt columns; it has {names}")
+        candidates = [c for c in names if c not in TRL_KNOWN]
+        if reward_column is None:
+            if len(candidates) != 1:
+                raise AnalysisError(f"{f}: {len(candidates)} candidate reward columns {candidates}; name the one to "
+                                    "analyse with reward_column (--reward-column)")
+            column = candidates[0]
+        else:
+            if reward_column not in names:
+                raise AnalysisError(f"{f}: no column {reward_column!r}; it has {names}")
+            column = reward_column
+        keep = ["step", "prompt", column] + (["advantage"] if "advantage" in names else [])
+        frame = pq.read_table(f, columns=keep).to_pandas()
+        frame = frame.rename(columns={column: "reward"})
+        frame["prompt"] = frame["prompt"].map(lambda p: p if isinstance(p, str) else json.dumps(p, default=str))
+        bad = frame.reward.isna()
+        if bad.any():  # TRL logs None where a reward function did not apply: masked, as TRL masks them
+            frame = frame[~bad]
+        yield frame
+
+
+def _table_rows(path: Path) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """(where(i): the file and line (or row) of the chunk's i-th row, chunk) of a table, in chunks of CHUNK rows."""
+    if path.suffix == ".csv":
+        first = 2  # line 1 is the header
+        for chunk in pd.read_csv(path, chunksize=CHUNK):
+            yield (lambda i, f=first: f"{path}, line {f + i}"), chunk
+            first += len(chunk)
+    elif path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        first = 1
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=CHUNK):
+            yield (lambda i, f=first: f"{path}, row {f + i}"), batch.to_pandas()
+            first += batch.num_rows
+    else:
+        rows, lines = [], []
+        for line_no, row in _jsonl_rows(path):
+            rows.append(row)
+            lines.append(line_no)
+            if len(rows) == CHUNK:
+                yield (lambda i, ls=lines: f"{path}, line {ls[i]}"), pd.DataFrame(rows)
+                rows, lines = [], []
+        if rows:
+            yield (lambda i, ls=lines: f"{path}, line {ls[i]}"), pd.DataFrame(rows)
+
+
+def _table_steps(path: Path) -> Iterator[pd.DataFrame]:
+    done: set[int] = set()
+    pending: list[pd.DataFrame] = []
+    current: int | None = None
+    for where, chunk in _table_rows(path):
+        if "prompt" not in chunk and "prompt_id" in chunk:
+            chunk = chunk.rename(columns={"prompt_id": "prompt"})
+        missing = [c for c in ("step", "prompt", "reward") if c not in chunk]
+        if missing:
+            raise AnalysisError(f"{where(0)}: missing column(s) {missing}; a table needs step, prompt (or prompt_id), "
+                                "reward")
+        for c in ("step", "reward", "advantage"):
+            if c in chunk:
+                values = pd.to_numeric(chunk[c], errors="coerce")
+                if values.isna().any():
+                    i = int(np.flatnonzero(values.isna().to_numpy())[0])
+                    raise AnalysisError(f"{where(i)}: {c} {chunk[c].iloc[i]!r} is not a number")
+                chunk[c] = values
+        chunk["prompt"] = chunk["prompt"].astype(str)
+        if "group" in chunk:
+            chunk["group"] = chunk["group"].astype(str)
+        steps = chunk.step.to_numpy().astype(int)
+        starts = np.flatnonzero(np.r_[True, steps[1:] != steps[:-1]])
+        for start, stop in zip(starts, np.r_[starts[1:], len(steps)]):
+            step, part = int(steps[start]), chunk.iloc[start:stop]
+            if step in done:
+                raise AnalysisError(f"{where(int(start))}: rows of step {step} come after another step's; the table must be "
+                                    "grouped by step, as trainers write it")
+            if current is not None and step != current:
+                yield pd.concat(pending, ignore_index=True)
+                done.add(current)
+                pending = []
+            current = step
+            pending.append(part.assign(step=step))
+    if pending:
+        yield pd.concat(pending, ignore_index=True)
+
+
+def read_steps(path: str | Path, *, reward_column: str | None = None) -> tuple[str, Iterator[pd.DataFrame]]:
+    """(the detected format, an iterator over the run's steps, each a DataFrame of its rollouts with at least step,
+    prompt and reward, and advantage / group where the log has them)."""
+    path = Path(path)
+    kind = detect(path)
+    if kind == "verl":
+        return kind, _verl_steps(path)
+    if kind == "trl":
+        return kind, _trl_steps(path, reward_column)
+    return kind, _table_steps(path)
+
+
+# ----------------------------------------------------------------------------- one step
+def grouped(step: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray | None]:
+    """(rewards (groups, G_max) 0/1, mask, the groups' prompts, the logged advantages or None): groups are the
+    ``group`` ids where given, else the prompts, in order of first appearance; shorter groups are masked."""
+    key = step["group"] if "group" in step else step["prompt"]
+    codes, uniques = pd.factorize(key, sort=False)
+    n_groups = len(uniques)
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes, minlength=n_groups)
+    width = int(counts.max())
+    position = np.empty(len(codes), dtype=int)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    position[order] = np.arange(len(codes)) - np.repeat(starts, counts)
+    rewards = np.zeros((n_groups, width))
+    mask = np.zeros((n_groups, width), dtype=bool)
+    rewards[codes, position] = (step.reward.to_numpy(dtype=float) > threshold).astype(float)
+    mask[codes, position] = True
+    adv = None
+    if "advantage" in step:
+        adv = np.zeros((n_groups, width))
+        adv[codes, position] = step.advantage.to_numpy(dtype=float)
+    prompts = step.groupby(codes, sort=True).prompt.first().tolist()
+    return rewards, mask, prompts, adv
+
+
+def step_rows(step: int, rewards: np.ndarray, mask: np.ndarray, advantages: Mapping[str, np.ndarray]
+              ) -> list[dict[str, Any]]:
+    """One row per advantage (STEP_COLUMNS) of one step's groups."""
+    import fadesim
+    from fadesim.advantages.calling import mass_metrics
+
+    n = mask.sum(axis=1)
+    k = (rewards * mask).sum(axis=1)
+    base = {"step": int(step), "n_prompts": int(len(n)), "n_rollouts": int(n.sum()),
+            "mean_reward": float(k.sum() / n.sum()), "all_correct_groups": float(np.mean(k == n)),
+            "all_wrong_groups": float(np.mean(k == 0))}
+    rows = []
+    for label, adv in advantages.items():
+        d = fadesim.decompose(np.where(mask, adv, 0.0), rewards, mask=mask)
+        m = mass_metrics(d, len(n))
+        rows.append({**base, "advantage": label, **{c: float(m[c]) for c in ("positive_mass", "negative_mass",
+                                                                               "sign_balance", "ess")}})
+    return rows
+
+
+@dataclass
+class PromptTracker:
+    """Which prompts have ever been solved, and each prompt's last pass rate."""
+
+    ever: set[str] = field(default_factory=set)
+    last: dict[str, float] = field(default_factory=dict)
+
+    def update(self, step: int, prompts: Sequence[str], pass_rates: np.ndarray) -> dict[str, Any]:
+        newly_solved = newly_lost = 0
+        for prompt, p in zip(prompts, pass_rates):
+            if p > 0 and prompt not in self.ever:
+                newly_solved += 1
+                self.ever.add(prompt)
+            if p == 0 and self.last.get(prompt, 0.0) > 0:
+                newly_lost += 1
+            self.last[prompt] = float(p)
+        hist = np.histogram(pass_rates, bins=10, range=(0.0, 1.0))[0] / max(len(pass_rates), 1)
+        return {"step": int(step), "n_prompts": len(prompts), "solved": float(np.mean(pass_rates == 1.0)),
+                "never_solved": int(len(self.last) - len(self.ever)), "newly_solved": newly_solved,
+                "newly_lost": newly_lost, **{f"pass_rate_bin{i}": float(h) for i, h in enumerate(hist)}}
+
+
+# ----------------------------------------------------------------------------- the whole run
+def _advantages_of(step: str, rewards: np.ndarray, mask: np.ndarray, logged: np.ndarray | None, run: str,
+                   compare: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[str, np.ndarray]:
+    import fadesim
+
+    out: dict[str, np.ndarray] = {}
+    if rewards.shape[1] < 2 and logged is None:
+        raise AnalysisError(f"{step}: every group has one rollout (a prompt sampled once); group advantages need "
+                            "G >= 2 rollouts per prompt (or a group column)")
+    if logged is not None:
+        out["run (logged)"] = logged
+    else:
+        out[f"run ({run}, recomputed)"] = np.asarray(fadesim.get(run)(rewards, mask=mask))
+    for label, name, params in compare:
+        entry = fadesim.info(name)
+        if entry.needs_signals or entry.needs_logprobs:
+            raise AnalysisError(f"--compare {label}: it reads training signals or log-probs, which rollout logs do not "
+                                "hold; compare advantages that need rewards only")
+        out[label] = np.asarray(fadesim.get(name, **dict(params))(rewards, mask=mask))
+    return out
+
+
+def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compare: str = "",
+            threshold: float = 0.5, reward_column: str | None = None, forecast: bool = True,
+            progress: bool = True) -> dict[str, Any]:
+    """Analyse a run's rollout log into ``out`` (see the module docstring); returns the tables and paths."""
+    from tqdm.auto import tqdm
+
+    from fadesim.literature import parse_advantages
+
+    comparisons = parse_advantages(compare) if compare else []
+    kind, steps = read_steps(path, reward_column=reward_column)
+    tracker = PromptTracker()
+    rows, prompt_rows, first_groups = [], [], None
+    for step in tqdm(steps, desc=f"analysing {kind} run", unit="step", disable=not progress):
+        if step.empty:
+            continue
+        rewards, mask, prompts, logged = grouped(step, threshold)
+        if first_groups is None:
+            first_groups = (rewards, mask)
+        s = int(step.step.iloc[0])
+        rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", rewards, mask, logged, advantage, comparisons))
+        prompt_rows.append(tracker.update(s, prompts, (rewards * mask).sum(1) / mask.sum(1)))
+    if not rows:
+        raise AnalysisError(f"{path}: no rollouts found")
+    table = pd.DataFrame(rows)[list(STEP_COLUMNS)]
+    prompts_table = pd.DataFrame(prompt_rows)
+    prediction = _forecast(first_groups, len(prompts_table)) if forecast else None
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        table.to_csv(tmp / "steps.csv", index=False)
+        prompts_table.to_csv(tmp / "prompts.csv", index=False)
+        if prediction is not None:
+            prediction.to_csv(tmp / "forecast.csv", index=False)
+        (tmp / "report.md").write_text(_report(path, kind, table, prompts_table, prediction, threshold))
+        _figure(table, prompts_table, prediction, tmp / "analysis.png")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.replace(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"kind": kind, "steps": table, "prompts": prompts_table, "forecast": prediction, "out": out}
+
+
+def _forecast(first: tuple[np.ndarray, np.ndarray] | None, n_steps: int) -> pd.DataFrame | None:
+    """The simulator's GRPO pass@1 over the run's length, calibrated (literature protocol) to the first step's pass@k
+    (unbiased, k = 1, 2, 4, ... up to the smallest group); None where the first step cannot calibrate it."""
+    from fadesim.literature import ProtocolSettings, predict
+
+    if first is None:
+        return None
+    rewards, mask = first
+    n = mask.sum(1)
+    c = (rewards * mask).sum(1)
+    g = int(n.min())
+    ks = [2**i for i in range(int(np.log2(g)) + 1)] if g >= 2 else []
+    if len(ks) < 2:
+        return None
+    curve = {k: float(np.mean([1 - comb(int(ni) - int(ci), k) / comb(int(ni), k) for ni, ci in zip(n, c)]))
+             for k in ks}
+    if not 0 < curve[1] < 1:
+        return None
+    settings = ProtocolSettings(seeds=4, G=g, max_steps=max(10, n_steps), log_every=1)
+    res = predict(curve, [("grpo", "grpo", {})], settings, steps=max(1, n_steps - 1))
+    paths = res["trajectories"]
+    return paths[["step", "pass@1"]].rename(columns={"pass@1": "forecast_pass_at_1"})
+
+
+def _report(path: Any, kind: str, table: pd.DataFrame, prompts: pd.DataFrame, prediction: pd.DataFrame | None,
+            threshold: float) -> str:
+    first, last = table.step.min(), table.step.max()
+    lines = [f"# Run analysis: `{path}`", "", f"Format: {kind}; {prompts.step.nunique()} steps ({first} .. {last}); "
+             f"a rollout is correct when its reward exceeds {threshold}.", "",
+             "| advantage | mean positive mass | mean negative mass | mean sign balance | mean ESS |", "|---|---|---|---|---|"]
+    for label, part in table.groupby("advantage", sort=False):
+        lines.append(f"| {label} | {part.positive_mass.mean():.4f} | {part.negative_mass.mean():.4f} | "
+                     f"{part.sign_balance.mean():+.3f} | {part.ess.mean():.2f} |")
+    run = table[table.advantage == table.advantage.iloc[0]]
+    wasted = run.all_correct_groups + run.all_wrong_groups
+    lines += ["", f"Mean reward: {run.mean_reward.iloc[0]:.3f} at the first step, {run.mean_reward.iloc[-1]:.3f} at the "
+              f"last. Groups with no signal (all correct or all wrong): {wasted.mean():.1%} on average "
+              f"({run.all_correct_groups.mean():.1%} all correct, {run.all_wrong_groups.mean():.1%} all wrong).",
+              f"Prompts: {int(prompts.newly_solved.sum())} newly solved and {int(prompts.newly_lost.sum())} newly lost "
+              f"over the run; {int(prompts.never_solved.iloc[-1])} never solved by the last step."]
+    if prediction is not None:
+        observed = run.mean_reward.to_numpy()
+        predicted = np.interp(np.arange(len(observed)), prediction.step.to_numpy(),
+                              prediction.forecast_pass_at_1.to_numpy())
+        apart = np.flatnonzero(np.abs(observed - predicted) > 0.05)
+        where = (f"they part (by more than 0.05) from step {int(run.step.iloc[apart[0]])}" if len(apart)
+                 else "they stay within 0.05 of each other throughout")
+        lines += ["", "Forecast (the simulator calibrated to the first step's pass@k by the literature protocol, GRPO, "
+                  f"one simulated step per logged step): pass@1 {predicted[-1]:.3f} at the end vs the observed mean "
+                  f"reward {observed[-1]:.3f}; {where}."]
+    return "\n".join(lines) + "\n"
+
+
+def _figure(table: pd.DataFrame, prompts: pd.DataFrame, prediction: pd.DataFrame | None, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+    run = table[table.advantage == table.advantage.iloc[0]]
+    axes[0].plot(run.step, run.mean_reward, "-o", ms=3, label="observed mean reward")
+    if prediction is not None:
+        axes[0].plot(run.step.iloc[0] + prediction.step, prediction.forecast_pass_at_1, "--",
+                     label="forecast pass@1 (simulated GRPO)")
+    axes[0].plot(run.step, run.all_wrong_groups, ":", label="all-wrong groups")
+    axes[0].plot(run.step, run.all_correct_groups, ":", label="all-correct groups")
+    axes[0].set_xlabel("step")
+    axes[0].set_ylabel("fraction")
+    axes[0].legend(fontsize=7)
+    bins = [c for c in prompts.columns if c.startswith("pass_rate_bin")]
+    image = axes[1].imshow(prompts[bins].to_numpy().T, aspect="auto", origin="lower", extent=(
+        prompts.step.min() - 0.5, prompts.step.max() + 0.5, 0, 1), cmap="viridis")
+    fig.colorbar(image, ax=axes[1], label="fraction of the step's prompts")
+    axes[1].set_xlabel("step")
+    axes[1].set_ylabel("prompt pass rate")
+    axes[0].set_title("reward and wasted groups", fontsize=9)
+    axes[1].set_title("pass-rate distribution over steps", fontsize=9)
+    axes[2].set_title("gradient mass per group (M+ solid, M- dashed)", fontsize=9)
+    for label, part in table.groupby("advantage", sort=False):
+        line, = axes[2].plot(part.step, part.positive_mass, label=f"{label} M+")
+        axes[2].plot(part.step, part.negative_mass, "--", color=line.get_color(), label=f"{label} M-")
+    axes[2].set_xlabel("step")
+    axes[2].set_ylabel("mass per group")
+    axes[2].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
