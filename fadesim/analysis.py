@@ -11,7 +11,10 @@
 
 Rows are read as a stream, one step at a time (a table's rows must come grouped by step, as trainers write them),
 so a run of millions of rollouts needs the memory of one step. Groups are the rollouts of one prompt within one
-step (or of one ``group`` id where given). A rollout is correct when its reward exceeds ``threshold`` (0.5 by
+step, or of one ``group`` id where given. verl and TRL write a prompt's G rollouts next to each other and log no
+group id, and a prompt can be drawn twice in one step: their groups are the runs of consecutive rows with one
+prompt, cut into pieces of G rows, G being the greatest common divisor of the step's run lengths (or
+``group_size`` where given). A rollout is correct when its reward exceeds ``threshold`` (0.5 by
 default); advantages are computed on those 0/1 rewards.
 
 Per step and advantage it reports what ``fadesim.decompose`` gives, as the simulator logs it: the masses per
@@ -105,7 +108,8 @@ def _verl_steps(path: Path) -> Iterator[pd.DataFrame]:
             rows.append({"step": int(_number(row.get("step", f.stem), where, "step")), "prompt": str(row["input"]),
                          "reward": _number(row["score"], where, "score")})
         if rows:
-            yield pd.DataFrame(rows)
+            frame = pd.DataFrame(rows)
+            yield frame.assign(group=consecutive_groups(frame.prompt.tolist()).astype(str))
 
 
 def _trl_steps(path: Path, reward_column: str | None) -> Iterator[pd.DataFrame]:
@@ -132,6 +136,7 @@ def _trl_steps(path: Path, reward_column: str | None) -> Iterator[pd.DataFrame]:
         frame = frame.rename(columns={column: "reward"})
         frame["prompt"] = frame["prompt"].map(lambda p: p if isinstance(p, str) else json.dumps(p, default=str))
         bad = frame.reward.isna()
+        frame["group"] = consecutive_groups(frame.prompt.tolist()).astype(str)
         if bad.any():  # TRL logs None where a reward function did not apply: masked, as TRL masks them
             frame = frame[~bad]
         yield frame
@@ -199,6 +204,20 @@ def _table_steps(path: Path) -> Iterator[pd.DataFrame]:
             pending.append(part.assign(step=step))
     if pending:
         yield pd.concat(pending, ignore_index=True)
+
+
+def consecutive_groups(prompts: Sequence[str], group_size: int | None = None) -> np.ndarray:
+    """Group ids of rows written group after group (verl, TRL): runs of consecutive equal prompts, cut into pieces of
+    ``group_size`` rows (default: the gcd of the run lengths). A run that is not a multiple of it is an error."""
+    values = np.asarray(prompts, dtype=object)
+    starts = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    lengths = np.diff(np.r_[starts, len(values)])
+    size = int(group_size) if group_size else int(np.gcd.reduce(lengths)) if len(lengths) else 1
+    if size < 1 or any(n % size for n in lengths):
+        bad = next(int(n) for n in lengths if n % size)
+        raise AnalysisError(f"a run of {bad} consecutive rollouts of one prompt is not a multiple of the group size "
+                            f"{size}")
+    return np.arange(len(values)) // size
 
 
 def read_steps(path: str | Path, *, reward_column: str | None = None) -> tuple[str, Iterator[pd.DataFrame]]:

@@ -88,6 +88,18 @@ def test_group_ids_logged_advantages_and_the_threshold(tmp_path):
     assert second.positive_mass == pytest.approx(positive / 2)
 
 
+def test_groups_of_consecutive_rows():
+    from fadesim.analysis import consecutive_groups
+
+    # a prompt drawn twice in a step (8 consecutive rows, G = 4) forms two groups
+    ids = consecutive_groups(["a"] * 4 + ["b"] * 8 + ["a"] * 4)
+    assert ids.tolist() == [0] * 4 + [1] * 4 + [2] * 4 + [3] * 4
+    assert consecutive_groups(["a"] * 6, group_size=3).tolist() == [0, 0, 0, 1, 1, 1]
+    with pytest.raises(AnalysisError, match="a run of 4 consecutive rollouts of one prompt is not a multiple of the "
+                                            "group size 3"):
+        consecutive_groups(["a"] * 4 + ["b"] * 3, group_size=3)
+
+
 def test_the_prompt_tracker():
     t = PromptTracker()
     assert t.update(1, ["a", "b"], np.array([0.5, 0.0]))["newly_solved"] == 1
@@ -159,11 +171,13 @@ def test_the_forecast_is_calibrated_to_the_first_step(tmp_path):
 def test_a_verl_rollout_directory_written_by_verl_itself(tmp_path):
     verl_trainer = pytest.importorskip("verl.trainer.ppo.ray_trainer")
     write = verl_trainer.RayPPOTrainer._write_generations
+    rows = ROWS[:12] + [(2, "a", 0.0), (2, "a", 1.0), (2, "b", 1.0), (2, "b", 0.2)]  # verl: n rollouts per prompt
     for step in (1, 2):
-        part = [(p, r) for s, p, r in ROWS if s == step]
+        part = [(p, r) for s, p, r in rows if s == step]
         write([p for p, _ in part], ["out"] * len(part), ["gt"] * len(part), [r for _, r in part],
               {"request_id": list(range(len(part)))}, str(tmp_path / "rollouts"), step)
-    ours = analyze(_write(_frame(), tmp_path / "run.csv"), tmp_path / "a", forecast=False, progress=False)["steps"]
+    frame = pd.DataFrame(rows, columns=["step", "prompt", "reward"])
+    ours = analyze(_write(frame, tmp_path / "run.csv"), tmp_path / "a", forecast=False, progress=False)["steps"]
     theirs = analyze(tmp_path / "rollouts", tmp_path / "b", forecast=False, progress=False)
     assert theirs["kind"] == "verl"
     pd.testing.assert_frame_equal(ours, theirs["steps"])

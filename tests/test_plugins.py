@@ -5,6 +5,7 @@ import tempfile
 
 import numpy as np
 import pytest
+from pathlib import Path
 import torch
 
 import fadesim
@@ -324,6 +325,29 @@ def test_trl_reward_scaling_follows_the_registrys_metadata_with_the_parameters()
             host_params("test_std_scaled", {}, "none")
     finally:
         fadesim.unregister("test_std_scaled")
+
+
+def test_fadesim_analyze_reads_trls_own_completion_logs():
+    """A TRL run with log_completions=True writes completions/completions_{step:05d}.parquet; fadesim analyze reads
+    it, groups the rollouts by prompt and decomposes the advantages TRL logged (the plug-in's, here psr: no
+    negative mass), beside grpo recomputed on the same batches."""
+    from fadesim.analysis import analyze
+
+    tr = trl_trainer("psr", steps=2, log_completions=True)
+    tr.train()
+    folder = Path(tr.args.output_dir)
+    assert sorted(p.name for p in (folder / "completions").iterdir()) == ["completions_00001.parquet",
+                                                                          "completions_00002.parquet"]
+    res = analyze(folder, folder / "analysis", compare="grpo", forecast=False, progress=False)
+    assert res["kind"] == "trl"
+    steps = res["steps"]
+    assert set(steps.advantage) == {"run (logged)", "grpo"} and steps.step.tolist() == [1, 1, 2, 2]
+    logged = steps[steps.advantage == "run (logged)"]
+    assert (logged.negative_mass == 0).all() and (logged.n_rollouts == 64).all() and (logged.n_prompts == 8).all()
+    last = tr.fadesim_last
+    r, adv = last["rewards"].numpy(), last["advantages"].numpy()
+    d = fadesim.decompose(adv, r)
+    assert logged.positive_mass.iloc[-1] == pytest.approx(float(d.total_positive) / r.shape[0], rel=1e-5)
 
 
 def test_trl_all_none_rewards_are_an_error_before_any_update():
