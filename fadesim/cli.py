@@ -82,7 +82,7 @@ def cmd_card(args: argparse.Namespace) -> int:
 
     params = parse_params(args.param)
     entry = fadesim.info(args.name)
-    signals = {"entropy": args.eta, "initial_entropy": 1.0} if entry.needs_signals else None
+    signals = {"entropy": args.entropy_ratio, "initial_entropy": 1.0} if entry.needs_signals else None
     prof = fadesim.profile(args.name, args.G, signals=signals, **params)
     drift = expected_entropy_drift(prof, EXAMPLE_LOGITS, EXAMPLE_CORRECT)
     print(card_text(prof, args.beta[0], args.beta[1], drift))
@@ -331,7 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--param", action="append", metavar="K=V", help="hyper-parameter, repeatable (e.g. gamma=2)")
     c.add_argument("--beta", type=float, nargs=2, default=(1.0, 1.0), metavar=("A", "B"),
                    help="difficulty distribution p ~ Beta(A, B) for ESS and hardness (default 1 1)")
-    c.add_argument("--eta", type=float, default=1.0, help="entropy ratio H/H0 for signal-driven advantages (FADE)")
+    c.add_argument("--entropy-ratio", "--eta", dest="entropy_ratio", type=float, default=1.0,
+                   help="FADE's schedule position eta = H/H0, the entropy ratio, for signal-driven advantages (--eta is "
+                        "the old spelling)")
     c.add_argument("--out", help="PNG path (default card_NAME.png)")
 
     k = sub.add_parser("check", help="property-check your own advantage",

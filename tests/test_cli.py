@@ -171,6 +171,17 @@ def test_card_for_focal_reports_hard_focus(tmp_path, capsys):
     assert "(hard focus)" in capsys.readouterr().out
 
 
+def test_the_fade_card_reads_the_entropy_ratio(tmp_path, capsys):
+    """--entropy-ratio (old spelling --eta) is FADE's schedule position H/H0: the two spellings agree, and the card
+    at the start of training (ratio 1) differs from the card late in training (ratio 0.2)."""
+    cards = {}
+    for flag, ratio in (("--entropy-ratio", "1.0"), ("--eta", "1.0"), ("--entropy-ratio", "0.2")):
+        assert main(["card", "fade", flag, ratio, "--out", str(tmp_path / "f.png")]) == 0
+        cards[(flag, ratio)] = capsys.readouterr().out
+    assert cards[("--entropy-ratio", "1.0")] == cards[("--eta", "1.0")]
+    assert cards[("--entropy-ratio", "1.0")] != cards[("--entropy-ratio", "0.2")]
+
+
 def test_card_errors(capsys):
     assert main(["card", "gpro"]) == 2
     assert "unknown advantage 'gpro'" in capsys.readouterr().err

@@ -111,7 +111,7 @@ def test_first_order_entropy_change_matches_finite_difference(data):
     actions = np.array(data.draw(st.lists(st.integers(0, K - 1), min_size=G, max_size=G)))
     adv = np.array(data.draw(st.lists(st.floats(-3, 3), min_size=G, max_size=G)))
     g = sampled_step(logits, actions, adv)
-    predicted = sampled_step_entropy_change(logits, actions, adv, eta=1.0)
+    predicted = sampled_step_entropy_change(logits, actions, adv, lr=1.0)
     assume(abs(predicted) > 1e-4)
     h = 1e-5  # central difference: truncation O(h^2), rounding O(1e-16 / h)
     measured = (entropy(logits + h * g) - entropy(logits - h * g)) / (2 * h)

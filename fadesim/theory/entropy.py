@@ -1,15 +1,15 @@
 """First-order entropy change of a logit-space policy-gradient step on a softmax policy (bandit prompt).
 
-For logits theta and a step theta -> theta + eta g, dH/deta at 0 is -Cov_{a~pi}(log pi(a), g(a)) (exact
+For logits theta and a step theta -> theta + lr g, dH/dlr at 0 is -Cov_{a~pi}(log pi(a), g(a)) (exact
 identity; ``derivations/entropy_law.py`` derives it in sympy). For the sampled update of G rollouts,
 g = (1/G) sum_i A_i (e_{a_i} - pi), this is
 
-    dH = -(eta / G) sum_i A_i (h(a_i) - c),   h(a) = pi(a) (log pi(a) + H),  c = sum_a pi(a) h(a),
+    dH = -(lr / G) sum_i A_i (h(a_i) - c),   h(a) = pi(a) (log pi(a) + H),  c = sum_a pi(a) h(a),
 
 (the entropy mechanism of arXiv 2505.22617 for a finite batch). Averaged over groups with k ~ Binomial(G, p)
 correct, with correct rollouts drawn from pi restricted to the correct set C and incorrect ones from the rest:
 
-    E[dH] = -(eta / G) ( sum_k P(k) k A+(k) (h_C - c) + sum_k P(k) (G - k) A-(k) (h_W - c) ),
+    E[dH] = -(lr / G) ( sum_k P(k) k A+(k) (h_C - c) + sum_k P(k) (G - k) A-(k) (h_W - c) ),
 
 h_C, h_W the pi-weighted means of h over C and its complement: the first term is driven by the positive
 mass, the second by the negative mass.
@@ -37,7 +37,7 @@ def entropy(logits: np.ndarray) -> float:
 
 
 def entropy_gradient_weights(logits: np.ndarray) -> tuple[np.ndarray, float]:
-    """h(a) - c for every answer a (so dH = -(eta/G) sum_i A_i (h(a_i) - c)), and c."""
+    """h(a) - c for every answer a (so dH = -(lr/G) sum_i A_i (h(a_i) - c)), and c."""
     z = logits - logits.max()
     logp = z - np.log(np.exp(z).sum())
     pi = np.exp(logp)
@@ -47,10 +47,10 @@ def entropy_gradient_weights(logits: np.ndarray) -> tuple[np.ndarray, float]:
     return h - c, c
 
 
-def sampled_step_entropy_change(logits: np.ndarray, actions: np.ndarray, advantages: np.ndarray, eta: float) -> float:
-    """First-order dH of the sampled update (1/G) sum_i A_i (e_{a_i} - pi) with step size eta."""
+def sampled_step_entropy_change(logits: np.ndarray, actions: np.ndarray, advantages: np.ndarray, lr: float) -> float:
+    """First-order dH of the sampled update (1/G) sum_i A_i (e_{a_i} - pi) with step size lr."""
     w, _ = entropy_gradient_weights(logits)
-    return float(-eta / len(actions) * np.sum(advantages * w[actions]))
+    return float(-lr / len(actions) * np.sum(advantages * w[actions]))
 
 
 def sampled_step(logits: np.ndarray, actions: np.ndarray, advantages: np.ndarray) -> np.ndarray:
@@ -68,7 +68,7 @@ class EntropyDrift:
     from_negative: float  # part driven by negative advantages
 
 
-def expected_entropy_drift(prof: Profile, logits: Any, correct: Any, eta: float = 1.0) -> EntropyDrift:
+def expected_entropy_drift(prof: Profile, logits: Any, correct: Any, lr: float = 1.0) -> EntropyDrift:
     """E[dH] of one step on a bandit prompt (logits over K answers, boolean correct set), split by sign."""
     logits = np.asarray(logits, dtype=float)
     correct = np.asarray(correct, dtype=bool)
@@ -88,6 +88,6 @@ def expected_entropy_drift(prof: Profile, logits: Any, correct: Any, eta: float 
     a_pos, a_neg = np.nan_to_num(prof.a_pos), np.nan_to_num(prof.a_neg)
     terms = np.stack([kk * a_pos * w_correct, (G - kk) * a_neg * w_wrong])  # (2, G+1)
     signs = np.stack([a_pos, a_neg])
-    pos = -eta / G * float(P @ np.where(signs > 0, terms, 0.0).sum(axis=0))
-    neg = -eta / G * float(P @ np.where(signs < 0, terms, 0.0).sum(axis=0))
+    pos = -lr / G * float(P @ np.where(signs > 0, terms, 0.0).sum(axis=0))
+    neg = -lr / G * float(P @ np.where(signs < 0, terms, 0.0).sum(axis=0))
     return EntropyDrift(total=pos + neg, from_positive=pos, from_negative=neg)
