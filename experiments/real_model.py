@@ -51,6 +51,7 @@ from fadesim.experiment import parse_settings, run_units, verdict
 from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,
                                 prediction_grid, read_prediction, sign_score)
 from fadesim.results import ResultStore, write_atomic
+from fadesim.tasks.calibrate import estimate_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -121,14 +122,11 @@ def load_model(s: Settings) -> tuple[Any, Any, Any]:
     """(model, tokenizer, template: question -> prompt) of ``s.model``, on CPU in float32."""
     if s.model == "smollm2":
         from fadesim.bridge.pretrained import load_pretrained
+        from fadesim.bridge.tasks import chat_template
 
         model, tok = load_pretrained("smollm2")
-
-        def template(question: str) -> str:  # an empty system turn: 28 prompt tokens instead of the default's 44
-            return tok.apply_chat_template([{"role": "system", "content": ""}, {"role": "user", "content": question}],
-                                           add_generation_prompt=True, tokenize=False)
-
-        return model, tok, template
+        # an empty system turn: 28 prompt tokens instead of the default system prompt's 44
+        return model, tok, chat_template(tok, system="")
     from fadesim.bridge.pretrained import tiny_gpt2
     from fadesim.bridge.tokenizer import CharTokenizer
 
@@ -169,18 +167,11 @@ def evaluate(model: Any, tok: Any, problems: list[Any], s: Settings, seed: int, 
 
 
 def pass_at_k(counts: pd.DataFrame, ks: list[int]) -> dict[int, float]:
-    """Mean over prompts of the unbiased estimator 1 - C(n - c, k) / C(n, k)."""
-    from math import comb
-
-    return {k: float(np.mean([1.0 - comb(int(n) - int(c), k) / comb(int(n), k)
-                              for c, n in zip(counts.correct, counts.n)])) for k in ks}
+    """Mean over the evaluation prompts of the unbiased pass@k estimator (``estimate_pass_at_k``)."""
+    return estimate_pass_at_k(counts.n, counts.correct, ks)
 
 
 # ----------------------------------------------------------------------------- phase 1: base curve and prediction
-def figures_dir(args: Any) -> Path:
-    return Path(args.figures)
-
-
 def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
     spec = {"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}
 
@@ -432,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model")
     out = Path(args.out) / mode
     store = ResultStore(out)
-    figures = figures_dir(args) if mode == "full" else out / "figures"
+    figures = Path(args.figures) if mode == "full" else out / "figures"
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     try:
         if s.phase in ("all", "predict"):

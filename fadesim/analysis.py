@@ -35,7 +35,6 @@ import json
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from math import comb
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -370,6 +369,7 @@ def _forecast(first: tuple[np.ndarray, np.ndarray] | None, n_steps: int) -> pd.D
     """The simulator's GRPO pass@1 over the run's length, calibrated (literature protocol) to the first step's pass@k
     (unbiased, k = 1, 2, 4, ... up to the smallest group); None where the first step cannot calibrate it."""
     from fadesim.literature import ProtocolSettings, predict
+    from fadesim.tasks.calibrate import estimate_pass_at_k
 
     if first is None:
         return None
@@ -380,8 +380,7 @@ def _forecast(first: tuple[np.ndarray, np.ndarray] | None, n_steps: int) -> pd.D
     ks = [2**i for i in range(int(np.log2(g)) + 1)] if g >= 2 else []
     if len(ks) < 2:
         return None
-    curve = {k: float(np.mean([1 - comb(int(ni) - int(ci), k) / comb(int(ni), k) for ni, ci in zip(n, c)]))
-             for k in ks}
+    curve = estimate_pass_at_k(n, c, ks)
     if not 0 < curve[1] < 1:
         return None
     settings = ProtocolSettings(seeds=4, G=g, max_steps=max(10, n_steps), log_every=1)

@@ -260,3 +260,21 @@ def test_at_matched_pass_at_1_each_method_is_read_where_its_own_pass_at_1_meets_
     assert len(res["comparisons"]) > 0 and 1 not in set(res["comparisons"].k)  # pass@1 is matched, not scored
     step = run_setting("s", curves, methods, ProtocolSettings(**{**s.__dict__, "match": "step"}))
     assert set(step["read_at"].values()) == {step["length"]} and 1 in set(step["comparisons"].k)
+
+
+def test_the_unbiased_pass_at_k_estimator_against_enumeration():
+    """estimate_pass_at_k (the one estimator of the bridge, the real-model rung and fadesim analyze) equals the
+    fraction of k-subsets of the n samples that hold a correct one, enumerated; bad k is refused."""
+    from itertools import combinations
+
+    from fadesim.tasks.calibrate import estimate_pass_at_k
+
+    n, c = np.array([6, 6, 5]), np.array([0, 2, 4])
+    for k in (1, 2, 3, 5):
+        want = np.mean([np.mean([any(i < ci for i in subset) for subset in combinations(range(ni), k)])
+                        for ni, ci in zip(n, c)])
+        assert estimate_pass_at_k(n, c, [k])[k] == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError, match="pass@6 needs 1 <= k <= the samples per prompt \\(5\\)"):
+        estimate_pass_at_k(n, c, [6])
+    with pytest.raises(ValueError, match="at least one prompt"):
+        estimate_pass_at_k([], [], [1])

@@ -32,14 +32,6 @@ class AdvantageCall:
     def entry(self) -> Advantage:
         return info(self.name)
 
-    @property
-    def needs_signals(self) -> bool:
-        return bool(self.entry.needs_signals)
-
-    @property
-    def needs_logprobs(self) -> bool:
-        return bool(self.entry.needs_logprobs)
-
     def __call__(self, rewards: Any, *, signals: Mapping[str, Any] | None = None, logprobs: Any = None,
                  **kwargs: Any) -> Any:
         entry = self.entry

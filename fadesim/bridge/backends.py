@@ -205,11 +205,7 @@ class HFBackend:
         eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
         device = inputs.device
         positions = (attention.cumsum(dim=1) - 1).clamp(min=0)
-        keep = {"logits_to_keep": 1} if _keeps_logits(self.model) else {}
-        out = self.model(inputs, attention_mask=attention, position_ids=positions, use_cache=True, **keep)
-        cache = out.past_key_values
-        cache.batch_repeat_interleave(n)  # prompt g's keys and values for its n samples, in group order
-        logits = out.logits[:, -1].float().repeat_interleave(n, dim=0)
+        logits, cache = shared_prefill(self.model, inputs, attention, positions, n)
         attention = attention.repeat_interleave(n, dim=0)
         position = positions[:, -1:].repeat_interleave(n, dim=0) + 1
         generator = torch.Generator(device=device).manual_seed(int(seed))
@@ -236,6 +232,19 @@ class HFBackend:
         return pack_rollouts(prompts, ids, torch.stack(drawn, 1).cpu().tolist(), torch.stack(logp, 1).cpu().tolist(),
                              self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
                              min_new_tokens=self.min_new_tokens)
+
+
+def shared_prefill(model: Any, inputs: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, n: int
+                   ) -> tuple[torch.Tensor, Any]:
+    """One forward pass over B (left-padded) prompts with the KV cache, shared by n rollouts each: (the float32
+    logits at each prompt's last position, repeated to (B * n, V) in group order, the cache repeated to B * n rows).
+    Runs under the caller's grad mode: the sampler's (no grad) and the learner's, where the gradient of the n copies
+    sums into the one pass."""
+    keep = {"logits_to_keep": 1} if _keeps_logits(model) else {}
+    out = model(inputs, attention_mask=attention, position_ids=positions, use_cache=True, **keep)
+    cache = out.past_key_values
+    cache.batch_repeat_interleave(n)  # prompt g's keys and values for its n rollouts, in group order
+    return out.logits[:, -1].float().repeat_interleave(n, dim=0), cache
 
 
 def _keeps_logits(model: Any) -> bool:

@@ -169,11 +169,13 @@ def distinct_problems(task: Any, n: int, seed: int, max_draws: int = 100_000) ->
     raise ValueError(f"found only {len(seen)} distinct prompts in {max_draws} draws; asked for {n}")
 
 
-def chat_template(tokenizer: Any) -> Any:
-    """question -> the tokenizer's chat prompt for one user turn, ready for the assistant's answer."""
+def chat_template(tokenizer: Any, system: str | None = None) -> Any:
+    """question -> the tokenizer's chat prompt for one user turn, ready for the assistant's answer; ``system``: a
+    system turn's text ("" an empty one; None: none given, so the template's default, if it has one)."""
+    turns = [] if system is None else [{"role": "system", "content": system}]
 
     def render(question: str) -> str:
-        return tokenizer.apply_chat_template([{"role": "user", "content": question}], add_generation_prompt=True,
-                                             tokenize=False)
+        return tokenizer.apply_chat_template([*turns, {"role": "user", "content": question}],
+                                             add_generation_prompt=True, tokenize=False)
 
     return render

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from math import comb
 from typing import Any, Mapping
 
 import numpy as np
@@ -19,8 +18,9 @@ import torch
 
 import fadesim
 from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
-from fadesim.bridge.backends import Rollouts, _keeps_logits, entropy_from_logprobs
+from fadesim.bridge.backends import Rollouts, _keeps_logits, entropy_from_logprobs, shared_prefill
 from fadesim.bridge.rewards import RewardFn, exact_match, score
+from fadesim.tasks.calibrate import estimate_pass_at_k
 
 LOSS_AGGREGATIONS = ("token_mean", "seq_mean", "token_sum")
 OFF_POLICY = (None, "tis")
@@ -94,14 +94,10 @@ def _response_logits(model: torch.nn.Module, ro: Rollouts, shared_prefix: bool |
         raise ValueError("shared_prefix=True needs groups of G > 1 identical prompts and a model that takes "
                          "past_key_values")
     if shared_prefix:
-        keep = {"logits_to_keep": 1} if _keeps_logits(model) else {}
-        out = model(seqs[::G, :P], attention_mask=attention[::G, :P], position_ids=positions[::G, :P],
-                    use_cache=True, **keep)
-        first = out.logits[:, -1:].float().repeat_interleave(G, dim=0)
+        first, cache = shared_prefill(model, seqs[::G, :P], attention[::G, :P], positions[::G, :P], G)
+        first = first[:, None]
         if T == 1:
             return first
-        cache = out.past_key_values
-        cache.batch_repeat_interleave(G)
         rest = model(seqs[:, P:P + T - 1], attention_mask=attention[:, :P + T - 1],
                      position_ids=positions[:, P:P + T - 1], past_key_values=cache, use_cache=True).logits.float()
         return torch.cat([first, rest], dim=1)
@@ -134,7 +130,7 @@ def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts, *, shared_p
 def unbiased_pass_at_k(correct: np.ndarray, k: int) -> float:
     """Mean over groups of 1 - C(n - c, k)/C(n, k) (the unbiased estimator from n samples, c correct)."""
     n = correct.shape[1]
-    return float(np.mean([1.0 - comb(n - int(c), k) / comb(n, k) for c in correct.sum(1)]))
+    return estimate_pass_at_k(np.full(correct.shape[0], n), correct.sum(1), [k])[k]
 
 
 class BridgeTrainer:

@@ -29,6 +29,23 @@ if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
     from fadesim.tasks.protocol import Task
 
 
+def estimate_pass_at_k(n: Any, c: Any, ks: Any) -> dict[int, float]:
+    """Mean over prompts of the unbiased pass@k estimator 1 - C(n - c, k) / C(n, k) from n samples of which c are
+    correct (arXiv 2107.03374, eq. 1), for each k in ``ks`` (k <= every n). Exact integer binomials."""
+    from math import comb
+
+    pairs = [(int(ni), int(ci)) for ni, ci in zip(np.asarray(n).ravel(), np.asarray(c).ravel())]
+    if not pairs:
+        raise ValueError("estimate_pass_at_k needs at least one prompt")
+    out = {}
+    for k in ks:
+        k = int(k)
+        if not 1 <= k <= min(ni for ni, _ in pairs):
+            raise ValueError(f"pass@{k} needs 1 <= k <= the samples per prompt ({min(ni for ni, _ in pairs)})")
+        out[k] = float(np.mean([1.0 - comb(ni - ci, k) / comb(ni, k) for ni, ci in pairs]))
+    return out
+
+
 def check_curve(pass_at_k: Mapping[int, float]) -> dict[int, float]:
     """A pass@k curve {k: value}: positive integer k, values in (0, 1), non-decreasing in k."""
     if not isinstance(pass_at_k, Mapping) or not pass_at_k:
