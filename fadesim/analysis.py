@@ -340,7 +340,10 @@ def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compa
             first_groups = (rewards, mask)
         s = int(step.step.iloc[0])
         rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", rewards, mask, logged, advantage, comparisons))
-        prompt_rows.append(tracker.update(s, prompts, (rewards * mask).sum(1) / mask.sum(1)))
+        # a prompt's pass rate over all its groups of the step (verl and TRL can draw a prompt twice in a step)
+        per_prompt = pd.DataFrame({"prompt": prompts, "k": (rewards * mask).sum(1), "n": mask.sum(1)}).groupby(
+            "prompt", sort=False).sum()
+        prompt_rows.append(tracker.update(s, per_prompt.index.tolist(), (per_prompt.k / per_prompt.n).to_numpy()))
     if not rows:
         raise AnalysisError(f"{path}: no rollouts found")
     table = pd.DataFrame(rows)[list(STEP_COLUMNS)]

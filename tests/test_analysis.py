@@ -100,6 +100,17 @@ def test_groups_of_consecutive_rows():
         consecutive_groups(["a"] * 4 + ["b"] * 3, group_size=3)
 
 
+def test_a_prompt_drawn_twice_in_a_step_is_tracked_as_one_prompt(tmp_path):
+    """Two groups of one prompt in a step (one all wrong, one with a right answer): two groups in steps.csv, one
+    prompt in prompts.csv, whose pass rate is over both groups, so it is not counted as lost."""
+    rows = ([(1, "a", 1.0), (1, "a", 0.0)] + [(2, "a", 0.0)] * 2 + [(2, "a", 1.0), (2, "a", 0.0)])
+    frame = pd.DataFrame(rows, columns=["step", "prompt", "reward"]).assign(group=["1", "1", "2", "2", "3", "3"])
+    res = analyze(_write(frame, tmp_path / "run.csv"), tmp_path / "out", forecast=False, progress=False)
+    assert res["steps"][res["steps"].step == 2].n_prompts.tolist() == [2]
+    second = res["prompts"].iloc[1]
+    assert (second.n_prompts, second.newly_lost, second.pass_rate_bin2) == (1, 0, 1.0)  # 1 of 4 right: 0.25
+
+
 def test_the_prompt_tracker():
     t = PromptTracker()
     assert t.update(1, ["a", "b"], np.array([0.5, 0.0]))["newly_solved"] == 1
