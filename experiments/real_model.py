@@ -346,6 +346,9 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
     write_atomic(figures / "real_model_measured.csv", measured)
     write_atomic(figures / "real_model_steps.csv", steps.drop(columns=["kind"]))
     lines, scores, tables = [], [], {}
+    # the axes every verdict holds in: the rung (model, task), the optimizer, and the comparison
+    axes = (f"[{s.model} rung, sums of {s.digits}-digit operands, AdamW lr {s.lr:g}, G {s.G}, matched step; "
+            f"prediction: {s.protocol().task}, {s.protocol().optimizer}]")
     for when, step in (("half way", s.steps // 2), ("end", s.steps)):
         signs, compared, grid_step, reached = score_at(measured, grid, step)
         err, n = mean_abs_error(compared.rename(columns={"measured": "pass_at_k"})[["method", "k", "pass_at_k"]],
@@ -355,7 +358,7 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
         agree, total = int(signs.agree.sum()), len(signs)
         lines.append(f"real model, {when} (step {step}, matched step: the grid's step {grid_step}"
                      f"{'' if reached else ', GRPO pass@1 never reached; closest'}): {agree}/{total} signs agree "
-                     f"({100 * agree / max(total, 1):.1f}%); pass@k mean abs error {err:.4f} over {n}")
+                     f"({100 * agree / max(total, 1):.1f}%); pass@k mean abs error {err:.4f} over {n} {axes}")
         scores.append(signs.assign(when=when, grid_step=grid_step))
         print(f"\n{when}: measured (mean over {s.seeds} seeds) vs predicted, step {step}")
         print(compared.pivot(index="method", columns="k", values="measured").round(3).to_string())
@@ -371,7 +374,7 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
     said = effects(compared.dropna(subset=["predicted"])[["method", "k", "predicted"]]
                    .rename(columns={"predicted": "pass_at_k"}), predicted_entropy, top)
     for claim, ok in got.items():
-        lines.append(f"{claim}: {verdict(ok)} on {s.model} "
+        lines.append(f"{axes} end of training, {claim}: {verdict(ok)} on {s.model} "
                      f"({'PREDICTED' if said.get(claim) == ok else 'NOT PREDICTED'}: the prediction said "
                      f"{'yes' if said.get(claim) else 'no'})")
     timing = steps[[c for c in steps.columns if c.startswith("time_")]].mean()
