@@ -17,7 +17,7 @@ import sympy as sp
 from derivations import (difficulty, difficulty_tradeoff, entropy_law, fade, group_relative, pass_at_k,
                          sign_axis_second_order, sign_weighted)
 from derivations.common import G, binomial_moment_form, k, p
-from fadesim.tasks.difficulty import Beta
+from fadesim.tasks.pass_rates import Beta
 
 PATH = Path(__file__).with_name("RESULTS.md")
 FAMILIES = [group_relative, sign_weighted, pass_at_k, difficulty, fade]

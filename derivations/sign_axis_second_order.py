@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as `python derivations/<script>.py` from a 
 import numpy as np
 import sympy as sp
 
-from fadesim.theory.drift import DRIFT_QUANTITIES, drift
+from fadesim.theory.second_order import DRIFT_QUANTITIES, drift
 
 K = 3
 CORRECT_SETS = {"C = {1}": (True, False, False), "C = {1, 2}": (True, True, False)}

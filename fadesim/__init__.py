@@ -11,13 +11,15 @@ Public API::
     fadesim.profile(name, G)         # exact expected masses under k ~ Binomial(G, p)
 """
 
-from fadesim import theory
+from fadesim import _moved, theory
 from fadesim.advantages import Advantage, entries, get, info, names, register, unregister
 from fadesim.contract import advantage
-from fadesim.decompose import MassDecomposition, decompose
+from fadesim.decomposition import MassDecomposition, decompose
 from fadesim.theory import profile
 
 __version__ = "0.1.0"
+
+_moved.install()
 
 __all__ = [
     "Advantage",

@@ -14,7 +14,7 @@ from fadesim.sim.step import initial_state, train_step
 from fadesim.tasks import make_task
 from fadesim.tasks.bandit import Bandit
 from fadesim.theory import expected_entropy_drift
-from fadesim.theory.drift import DRIFT_QUANTITIES, curvatures, drift, drift_quantities, per_prompt_step
+from fadesim.theory.second_order import DRIFT_QUANTITIES, curvatures, drift, drift_quantities, per_prompt_step
 
 ADVANTAGES = [("grpo", {}), ("dr_grpo", {}), ("rloo", {}), ("psr", {}), ("nsr", {}), ("w_reinforce", {"lam": 0.1}),
               ("sign_balanced", {"balance": -0.5}), ("sign_balanced", {"balance": 0.7}), ("focal", {"gamma": 1.0}),

@@ -267,7 +267,7 @@ def test_fit_beta_recovers_the_difficulty_distribution_from_binomial_counts(a, b
 
 
 def test_fit_beta_degenerate_counts_and_errors():
-    from fadesim.tasks.difficulty import BETA_FIT_BOUNDS
+    from fadesim.tasks.pass_rates import BETA_FIT_BOUNDS
 
     none_solved = fit_beta(np.zeros(40, dtype=int), 8)  # a real model on a too-hard task
     assert none_solved.a == pytest.approx(BETA_FIT_BOUNDS[0]) and none_solved.mean() < 0.01
@@ -302,7 +302,7 @@ def test_fit_beta_is_at_least_as_likely_as_simple_candidates(case):
 
 @pytest.mark.parametrize("name", TASKS)
 def test_initial_pass_rates_follow_the_difficulty_draws(name):
-    from fadesim.tasks.difficulty import as_distribution
+    from fadesim.tasks.pass_rates import as_distribution
 
     kw = dict(TASKS[name], n_prompts=50, difficulty="hard", seed=4)
     task = make_task(name, **kw)

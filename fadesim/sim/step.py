@@ -14,7 +14,7 @@ import numpy as np
 
 from fadesim.advantages.registry import info
 from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
-from fadesim.decompose import decompose
+from fadesim.decomposition import decompose
 from fadesim.sim.config import UPDATE_HYPER_PARAMETERS, SimConfig
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import softmax_policy as sp

@@ -3,7 +3,7 @@
 from fadesim.tasks.bandit import Bandit, make_bandit
 from fadesim.tasks.chain import Chain, make_chain
 from fadesim.tasks.calibrate import Calibration, calibrate, load_pass_at_k, task_pass_at_k
-from fadesim.tasks.difficulty import (Beta, DifficultyDistribution, Empirical, LogUniform, Mixture, PointMass,
+from fadesim.tasks.pass_rates import (Beta, DifficultyDistribution, Empirical, LogUniform, Mixture, PointMass,
                                      Stratified, as_distribution, fit_beta)
 from fadesim.tasks.linear_softmax import LinearSoftmax, make_linear_softmax
 from fadesim.tasks.neural import Neural, make_neural

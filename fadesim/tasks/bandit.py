@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
-from fadesim.tasks.difficulty import DifficultyDistribution, _rng, as_distribution
+from fadesim.tasks.pass_rates import DifficultyDistribution, _rng, as_distribution
 
 #: pass rates are kept inside [P_MIN, 1 - P_MIN] so that initial logits are finite (the "normal" prior;
 #: the "zipf" prior, built for pass rates down to 1e-4, uses P_MIN_ZIPF)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 from scipy import optimize, special
 
-from fadesim.tasks.difficulty import Beta, DifficultyDistribution, LogUniform, Mixture, PointMass
+from fadesim.tasks.pass_rates import Beta, DifficultyDistribution, LogUniform, Mixture, PointMass
 
 #: families: parameters and how an unconstrained vector maps onto them
 FAMILIES = ("loguniform", "loguniform+unsolved", "beta")

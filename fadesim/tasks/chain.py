@@ -17,7 +17,7 @@ import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
 from fadesim.tasks.bandit import P_MIN, P_MIN_ZIPF, check_prior, zipf_shares
-from fadesim.tasks.difficulty import DifficultyDistribution, _rng, as_distribution
+from fadesim.tasks.pass_rates import DifficultyDistribution, _rng, as_distribution
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,7 +14,7 @@ import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
 from fadesim.tasks.bandit import Bandit, make_bandit
-from fadesim.tasks.difficulty import DifficultyDistribution
+from fadesim.tasks.pass_rates import DifficultyDistribution
 
 
 @dataclass(frozen=True, eq=False)

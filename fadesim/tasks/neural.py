@@ -32,7 +32,7 @@ import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
 from fadesim.tasks.chain import Chain
-from fadesim.tasks.difficulty import _rng
+from fadesim.tasks.pass_rates import _rng
 
 RULES = ("modsum", "copy", "reverse")
 MAX_VOCAB, MAX_LENGTH = 1024, 32

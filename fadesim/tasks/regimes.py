@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from fadesim.tasks.calibrate import Calibration, calibrate, load_pass_at_k
-from fadesim.tasks.difficulty import Stratified
+from fadesim.tasks.pass_rates import Stratified
 
 REGIMES = ("toy", "llm")
 

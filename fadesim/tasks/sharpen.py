@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from fadesim.tasks.bandit import Bandit, make_bandit
-from fadesim.tasks.difficulty import DifficultyDistribution
+from fadesim.tasks.pass_rates import DifficultyDistribution
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,8 +1,8 @@
 """Exact theory: mass profiles under Binomial / Beta-Binomial pass counts; first- and second-order drift."""
 
-from fadesim.theory.drift import DRIFT_QUANTITIES, Drift, DriftTerms, drift, per_prompt_step
+from fadesim.theory.second_order import DRIFT_QUANTITIES, Drift, DriftTerms, drift, per_prompt_step
 from fadesim.theory.entropy import EntropyDrift, expected_entropy_drift
-from fadesim.theory.profile import (
+from fadesim.theory.mass_profile import (
     MassSummary,
     Profile,
     beta_binomial_weights,

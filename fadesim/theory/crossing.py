@@ -37,7 +37,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
-from fadesim.theory.profile import profile
+from fadesim.theory.mass_profile import profile
 from fadesim.theory.signal import group_update
 
 

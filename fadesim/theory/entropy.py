@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from fadesim.theory.profile import Profile, binomial_weights
+from fadesim.theory.mass_profile import Profile, binomial_weights
 
 #: A reference bandit prompt for entropy-drift cards: 6 answers, the first two correct (p = 0.6), correct mode.
 EXAMPLE_PROBS = np.array([0.45, 0.15, 0.15, 0.1, 0.1, 0.05])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from fadesim.theory.profile import Profile, profile
+from fadesim.theory.mass_profile import Profile, profile
 
 
 def group_update(prof: Profile, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -78,7 +78,7 @@ import numpy as np
 from scipy import special
 
 from fadesim.advantages.registry import info
-from fadesim.theory.profile import Profile, profile
+from fadesim.theory.mass_profile import Profile, profile
 
 #: the quantities ``drift`` predicts, in this order
 DRIFT_QUANTITIES = ("entropy", "correct_entropy", "effective_correct", "logit_norm_sq", "logit_norm", "pass_rate")

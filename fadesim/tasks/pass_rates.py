@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
-from fadesim.theory.profile import beta_binomial_weights
+from fadesim.theory.mass_profile import beta_binomial_weights
 
 Seed = int | np.random.Generator
 
