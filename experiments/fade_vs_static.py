@@ -33,7 +33,8 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, verdict)
+                                executor_from_args, llm_task, parse_settings, run_units, seed_ranges,
+                                verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
 from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
@@ -125,14 +126,12 @@ def _fade_sweep() -> dict[str, list[float]]:
 
 
 def tune_seeds(s: Settings) -> list[int]:
-    return list(range(s.tune_seeds))
+    return seed_ranges(s.tune_seeds, s.eval_seeds, "fade_vs_static")[0]
 
 
 def eval_seeds(s: Settings) -> list[int]:
-    """Held-out seeds: disjoint from the tuning seeds by construction (they start at 1000)."""
-    if s.tune_seeds > 1000:
-        raise ValueError(f"tune_seeds = {s.tune_seeds} would overlap the held-out seeds, which start at 1000")
-    return list(range(1000, 1000 + s.eval_seeds))
+    """Held-out seeds: disjoint from the tuning seeds by construction (``seed_ranges``: they start at 1000)."""
+    return seed_ranges(s.tune_seeds, s.eval_seeds, "fade_vs_static")[1]
 
 
 def _runs(s: Settings) -> list[dict]:

@@ -40,7 +40,8 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, verdict)
+                                executor_from_args, llm_task, parse_settings, run_units, split_seeds,
+                                verdict)
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
@@ -345,8 +346,7 @@ def claim_effects(df: pd.DataFrame, s: Settings) -> list[dict]:
             out.append({**rec, "claim": "C3", "effect": e, "ci": h, "ok": e - h > 0 and ess_cut < 0,
                         "note": f"pass@1_hard, step {half}; ESS/step focal - grpo {ess_cut:+.2f}"})
         p1 = _at(part, end, "pass@1")
-        seeds = sorted(p1.index)
-        choose, judge = seeds[: len(seeds) // 2], seeds[len(seeds) // 2:]
+        choose, judge = split_seeds(p1.index, f"ladder C4 ({rec['rung']}, {rec['regime']})")
         best = p1.loc[choose, list(STATICS)].mean().idxmax()
         e, h = _diff(p1.loc[judge, "fade"], p1.loc[judge, best])
         out.append({**rec, "claim": "C4", "effect": e, "ci": h, "ok": e - h > 0,

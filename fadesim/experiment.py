@@ -276,5 +276,20 @@ def split_seeds(seeds: Iterable[int], experiment: str = "this experiment") -> tu
     return distinct[:half], distinct[half:]
 
 
+#: where held-out seeds start when an experiment declares tuning and held-out seed counts separately
+HELD_OUT_START = 1000
+
+
+def seed_ranges(n_tune: int, n_held: int, experiment: str = "this experiment") -> tuple[list[int], list[int]]:
+    """(tuning seeds, held-out seeds) for an experiment that sets the two counts separately: ``0 .. n_tune - 1``
+    and ``HELD_OUT_START ..``, disjoint by construction (checked). ``split_seeds`` is the form for one seed list
+    halved."""
+    if n_tune < 1 or n_held < 1:
+        raise ValueError(f"{experiment} needs at least one tuning and one held-out seed; got {n_tune}, {n_held}")
+    if n_tune > HELD_OUT_START:
+        raise ValueError(f"tune_seeds = {n_tune} would overlap the held-out seeds, which start at {HELD_OUT_START}")
+    return list(range(n_tune)), list(range(HELD_OUT_START, HELD_OUT_START + n_held))
+
+
 def verdict(ok: bool) -> str:
     return "CONFIRMED" if ok else "NOT CONFIRMED"

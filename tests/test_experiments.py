@@ -229,9 +229,12 @@ def test_phase_shift_claims_are_picked_on_tuning_seeds_and_judged_on_held_out_on
     assert not phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6, (0.0, 1.0): [2, 2, 2, 2.1, 2, 1.9]}), suppress).confirmed
     empty = phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6}), suppress)
     assert not empty.confirmed and "no setting outside the claim" in empty.describe()
-    from fadesim.experiment import split_seeds
+    from fadesim.experiment import seed_ranges, split_seeds
 
     assert split_seeds([3, 1, 2, 0, 1]) == ([0, 1], [2, 3]) and split_seeds(range(5)) == ([0, 1], [2, 3, 4])
+    assert seed_ranges(2, 3) == ([0, 1], [1000, 1001, 1002])
+    with pytest.raises(ValueError, match="at least one tuning and one held-out seed"):
+        seed_ranges(2, 0)
     with pytest.raises(ValueError, match="phase_shift needs at least 2 seeds"):
         phase_shift.claim_test(frame({(0.0, 0.5): [1.0], (0.0, 1.0): [2.0]}), suppress)
 
