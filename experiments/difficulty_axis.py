@@ -28,13 +28,13 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, split_seeds,
+                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import mean_ci, tradeoff_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
-from fadesim.tasks import REGIMES, as_distribution, make_task, regime_kwargs
+from fadesim.tasks import REGIMES, as_distribution, regime_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -76,10 +76,7 @@ def difficulty_of(regime: str, prompt_set: str):
 
 
 def build_task(s: "Settings", regime: str, task: str, prompt_set: str):
-    if regime == "llm":
-        return llm_task(s, task)
-    return make_task(task, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct,
-                     difficulty=prompt_set, seed=0)
+    return regime_task(s, task, regime, difficulty=prompt_set)
 
 
 def gammas(s: Settings) -> list[float]:

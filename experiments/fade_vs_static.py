@@ -33,13 +33,13 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, seed_ranges,
+                                executor_from_args, regime_task, parse_settings, run_units, seed_ranges,
                                 verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
 from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
-from fadesim.tasks import REGIMES, make_task
+from fadesim.tasks import REGIMES
 from fadesim.tasks.softmax_policy import PASS_AT_K
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +83,10 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     tune_seeds: int = 2
     eval_seeds: int = 8
     n_prompts: int = 128
+    n_answers: int = 32
+    n_correct: int = 3
+    chain_length: int = 4  # the toy chain of this experiment is T = 4, V = 8 (the toy regime's preset: T = 3, V = 4)
+    chain_vocab: int = 8
     G: int = 16
     steps: int = 300
     log_every: int = 20
@@ -100,11 +104,9 @@ LLM_SET = "calibrated"
 
 
 def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
-    if regime == "llm":  # the regime gives the prior and the difficulty (chain: its own T = 4, V = 8 preset)
-        return llm_task(s, name, seed=0)
-    if name == "chain":
-        return make_task("chain", n_prompts=s.n_prompts, length=4, vocab=8, n_correct=3, difficulty=difficulty, seed=0)
-    return make_task(name, n_prompts=s.n_prompts, n_answers=32, n_correct=3, difficulty=difficulty, seed=0)
+    """The llm regime's task (its calibrated difficulty), or the toy regime's at this experiment's sizes and the
+    prompt set ``difficulty``."""
+    return regime_task(s, name, regime, difficulty=difficulty)
 
 
 def _prompt_sets(s: Settings, regime: str) -> list[str]:

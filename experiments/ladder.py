@@ -40,7 +40,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, split_seeds,
+                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
@@ -170,10 +170,7 @@ def build_task(s: Settings, rung: str, regime: str):
     if rung == "neural":
         return make_task("neural", n_prompts=s.neural_prompts, length=s.neural_length, vocab=s.neural_vocab,
                          width=s.neural_width, rule=s.neural_rule, seed=0)
-    if regime == "llm":
-        return llm_task(s, rung)
-    kw = {"width": s.width} if rung == "linear_softmax" else {}
-    return make_task(rung, regime="toy", n_prompts=s.n_prompts, seed=0, **kw)
+    return regime_task(s, rung, regime)
 
 
 def _sim_unit(s: Settings, spec: dict, task) -> pd.DataFrame:

@@ -30,13 +30,13 @@ import numpy as np
 import pandas as pd
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, split_seeds,
+                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import tradeoff_figure
 from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
-from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, make_task
+from fadesim.tasks import REGIMES, Bandit, LinearSoftmax
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,11 +82,7 @@ def starting_tasks(task_name: str, s: Settings, regime: str = "toy", optimizer: 
 
     from fadesim.sim.step import initial_state, train_step
 
-    if regime == "llm":
-        early = llm_task(s, task_name)
-    else:
-        early = make_task(task_name, regime="toy", n_prompts=s.n_prompts, n_answers=s.n_answers,
-                          n_correct=s.n_correct, difficulty=s.difficulty, seed=0)
+    early = regime_task(s, task_name, regime)
     cfg = SimConfig(advantage="grpo", G=s.G, steps=s.warm_steps, log_every=s.warm_steps, lr=s.lr, optimizer=optimizer)
 
     @jax.jit

@@ -32,12 +32,12 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, llm_task, parse_settings, run_units, verdict)
+                                executor_from_args, regime_task, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
-from fadesim.tasks import REGIMES, make_task
+from fadesim.tasks import REGIMES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -94,12 +94,7 @@ def regime_tasks(s: Settings, regime: str) -> tuple[str, ...]:
 
 
 def build_task(s: Settings, regime: str, name: str):
-    if regime == "llm":
-        return llm_task(s, name)
-    kw = dict(n_prompts=s.n_prompts, n_answers=s.n_answers, n_correct=s.n_correct, difficulty=s.difficulty)
-    if name == "linear_softmax":
-        kw["width"] = s.width
-    return make_task(name, regime="toy", seed=0, **kw)
+    return regime_task(s, name, regime)
 
 
 def exact_mass_table(s: Settings, regime: str) -> pd.DataFrame:

@@ -65,6 +65,41 @@ def llm_task(settings: Any, name: str, seed: int = 0) -> Any:
     return make_task(name, regime="llm", seed=seed, **kw)
 
 
+def toy_task(settings: Any, name: str, *, difficulty: Any = None, seed: int = 0) -> Any:
+    """The toy regime's task ``name`` (``make_task(name, regime="toy")``) at the sizes an experiment's Settings
+    declare, each optional: ``n_prompts``, ``n_correct``, ``difficulty``; ``n_answers`` (bandit, linear_softmax),
+    ``width`` (linear_softmax), ``chain_length`` and ``chain_vocab`` (chain: T and V). A size the Settings do not
+    declare is the toy regime's. ``difficulty`` overrides the Settings' (an experiment that sweeps prompt sets)."""
+    from fadesim.tasks import make_task
+
+    def declared(*fields: str) -> dict[str, Any]:
+        return {f: getattr(settings, f) for f in fields if hasattr(settings, f)}
+
+    kw = declared("n_prompts", "n_correct", "difficulty")
+    if name == "chain":
+        kw.update({k: v for k, v in (("length", getattr(settings, "chain_length", None)),
+                                     ("vocab", getattr(settings, "chain_vocab", None))) if v is not None})
+    else:
+        kw.update(declared("n_answers"))
+    if name == "linear_softmax":
+        kw.update(declared("width"))
+    if difficulty is not None:
+        kw["difficulty"] = difficulty
+    return make_task(name, regime="toy", seed=seed, **kw)
+
+
+def regime_task(settings: Any, name: str, regime: str, *, difficulty: Any = None, seed: int = 0) -> Any:
+    """The one task builder of the regime experiments: ``llm_task`` in the llm regime (its calibrated difficulty;
+    ``difficulty`` is ignored there), ``toy_task`` in the toy regime."""
+    if regime == "llm":
+        return llm_task(settings, name, seed=seed)
+    if regime == "toy":
+        return toy_task(settings, name, difficulty=difficulty, seed=seed)
+    from fadesim.tasks import REGIMES
+
+    raise ValueError(f"unknown regime {regime!r}; known: {', '.join(REGIMES)}")
+
+
 def _comma_list(text: str) -> tuple[str, ...]:
     items = tuple(x.strip() for x in text.split(",") if x.strip())
     if not items:

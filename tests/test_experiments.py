@@ -377,3 +377,28 @@ def test_kendall_tau_and_checkpoints():
     assert ladder.kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([3.0, 2.0, 1.0])) == -1.0
     assert ladder.checkpoints(200, 10) == {"quarter": 50, "half": 100, "end": 200}
     assert ladder.checkpoints(40, 10) == {"quarter": 10, "half": 20, "end": 40}
+
+
+def test_one_task_builder_per_regime_reads_the_sizes_the_settings_declare():
+    from fadesim.experiment import regime_task
+    from fadesim.tasks import make_task
+
+    @dataclasses.dataclass(frozen=True)
+    class Sizes:
+        n_prompts: int = 6
+        n_answers: int = 12
+        chain_length: int = 2
+        chain_vocab: int = 5
+        width: int = 3
+
+    s = Sizes()
+    bandit = regime_task(s, "bandit", "toy", difficulty="hard", seed=1)
+    ref = make_task("bandit", regime="toy", n_prompts=6, n_answers=12, difficulty="hard", seed=1)
+    assert (bandit.logits0 == ref.logits0).all()
+    chain = regime_task(s, "chain", "toy")
+    assert (chain.length, chain.table0.shape[-1]) == (2, 5)  # the settings' chain, not the toy preset's T 3, V 4
+    assert regime_task(s, "linear_softmax", "toy").prompt_features.shape == (6, 3)
+    default_chain = regime_task(object(), "chain", "toy")  # sizes not declared: the toy regime's
+    assert (default_chain.length, default_chain.table0.shape[-1]) == (3, 4)
+    with pytest.raises(ValueError, match="unknown regime 'tiny'"):
+        regime_task(s, "bandit", "tiny")
