@@ -1,24 +1,33 @@
 """LLM bridge: run fadesim advantages in a real LLM RL loop and check the simulator's predictions.
 
 1. Measure the model's per-prompt pass rates at step 0 (many samples per prompt).
-2. Fit the simulator to them: --quick, a bandit with one answer per vocabulary token whose initial
-   distributions are the measured ones; --model, a Beta difficulty distribution fitted by beta-binomial
-   maximum likelihood (fadesim.tasks.fit_beta), which also gives the exact expected masses M+ and M-.
+2. Fit the simulator to them: the default model ("tiny", a random 2-layer GPT-2 on the copy task), a bandit with
+   one answer per vocabulary token whose initial distributions are the measured ones; ``--model DIR`` (a local HF
+   model on the arithmetic task), a Beta difficulty distribution fitted by beta-binomial maximum likelihood
+   (fadesim.tasks.fit_beta), which also gives the exact expected masses M+ and M-.
 3. Train the LLM and simulate the bandit with the same advantages, G, steps and optimizer family.
 4. Print predicted vs measured entropy change (sign, and the ordering of advantages) a quarter and half way
    through training, and the mass profile per advantage.
 
+Units: the step-0 measurement and each (advantage, seed) run (the LLM's steps and the simulated bandit's, side by
+side) are stored as they finish (``--out``), so an interrupted sweep resumes at the next unfinished run; a unit is
+reused only under the same settings and the same model files.
+
     python experiments/llm_bridge.py                        # --quick: tiny random GPT-2 on CPU, copy task
+    python experiments/llm_bridge.py --full                 # the same with 4 seeds and 120 steps
     python experiments/llm_bridge.py --model DIR            # a local HF model, transformers sampling (CPU/GPU)
     python experiments/llm_bridge.py --model DIR --backend vllm   # vLLM rollouts on a GPU (scripts/gpu_smoke.sh)
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
+import hashlib
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -32,12 +41,62 @@ from fadesim.bridge.rewards import reward_by_name, score
 from fadesim.bridge.tasks import ArithmeticTask, CopyTask
 from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
-from fadesim.experiment import verdict
+from fadesim.experiment import Executor, executor_from_args, parse_settings, run_units, verdict
 from fadesim.plots import over_time_figure
+from fadesim.results import ResultStore, unit_key, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.tasks import Bandit, fit_beta, make_bandit
 
 ROOT = Path(__file__).resolve().parents[1]
+
+BACKENDS = ("hf", "vllm")
+OFF_POLICY = ("none", "tis")
+VLLM_DTYPES = ("bfloat16", "float16", "float32")
+REWARDS = ("auto", "math", "exact")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str = "tiny"  # "tiny" (a random 2-layer GPT-2, copy task) or a local HF model directory (arithmetic)
+    backend: str = "hf"  # hf (transformers' generate) or vllm (a GPU)
+    steps: int = 60
+    seeds: int = 2
+    G: int = 8
+    # the tiny copy task
+    tiny_prompts_per_step: int = 16
+    tiny_lr: float = 1e-2
+    tiny_measure_samples: int = 256  # step-0 samples per prompt symbol
+    sim_lr: float = 0.05  # the simulated bandit's (adam)
+    # --model runs
+    max_operand: int = 99  # arithmetic task: a + b, a, b <= this
+    max_new_tokens: int = 16
+    prompts_per_step: int = 16
+    lr: float = 1e-6
+    measure_prompts: int = 64  # step-0 pass rates: prompts
+    measure_samples: int = 16  # step-0 pass rates: samples each (a multiple of G: they form groups)
+    reward: str = "auto"  # math: math-verify; exact: exact match; auto: math-verify if installed
+    max_sampler_gap: float = 1e-3  # refuse a batch whose mean per-token |sampler - learner| log-prob gap exceeds it
+    off_policy: str = "none"  # tis: train on off-policy batches (e.g. bf16 vLLM) with truncated importance weights
+    gpu_memory_utilization: float = 0.3  # vLLM's share of the GPU
+    vllm_dtype: str = "bfloat16"  # the vLLM engine's dtype (float32: sampler log-probs equal the learner's)
+    max_model_len: int = 0  # vLLM's max_model_len (prompt + response); 0: vLLM's default
+    enforce_eager: bool = False  # vLLM without CUDA graphs (faster start)
+
+    def __post_init__(self) -> None:
+        for name, value, known in (("backend", self.backend, BACKENDS), ("off_policy", self.off_policy, OFF_POLICY),
+                                   ("vllm_dtype", self.vllm_dtype, VLLM_DTYPES), ("reward", self.reward, REWARDS)):
+            if value not in known:
+                raise ValueError(f"llm_bridge: --{name.replace('_', '-')} must be one of {', '.join(known)}; "
+                                 f"got {value!r}")
+        if self.backend == "vllm" and self.model == "tiny":
+            raise ValueError("llm_bridge: --backend vllm needs --model DIR (a local HF model directory)")
+        if self.model != "tiny" and self.measure_samples % self.G:
+            raise ValueError(f"llm_bridge: --measure-samples ({self.measure_samples}) must be a multiple of --G "
+                             f"({self.G}) so step-0 samples form groups")
+
+
+QUICK = Settings()
+FULL = Settings(steps=120, seeds=4)
 
 ADVANTAGES = [("grpo", {}), ("w_reinforce", {"lam": 0.1}), ("psr", {})]
 
@@ -58,68 +117,6 @@ def fitted_bandit(counts: np.ndarray, correct: np.ndarray) -> Bandit:
     probs = (counts + 1e-3) / (counts + 1e-3).sum(axis=1, keepdims=True)
     logits = np.log(probs)
     return Bandit(logits0=logits - logits.mean(axis=1, keepdims=True), correct=correct)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="tiny random GPT-2 on CPU (default)")
-    ap.add_argument("--model", help="a local model path (with --backend vllm on a GPU)")
-    ap.add_argument("--backend", default="hf", choices=["hf", "vllm"])
-    ap.add_argument("--steps", type=int, default=60)
-    ap.add_argument("--seeds", type=int, default=2)
-    ap.add_argument("--G", type=int, default=8)
-    ap.add_argument("--figures", default=str(ROOT / "paper_figures"))
-    model_args = ap.add_argument_group("--model runs")
-    model_args.add_argument("--max-operand", type=int, default=99, help="arithmetic task: a + b, a, b <= this")
-    model_args.add_argument("--max-new-tokens", type=int, default=16)
-    model_args.add_argument("--prompts-per-step", type=int, default=16)
-    model_args.add_argument("--lr", type=float, default=1e-6)
-    model_args.add_argument("--measure-prompts", type=int, default=64, help="step-0 pass rates: prompts")
-    model_args.add_argument("--measure-samples", type=int, default=16, help="step-0 pass rates: samples each")
-    model_args.add_argument("--reward", default="auto", choices=["auto", "math", "exact"],
-                            help="math: math-verify; exact: exact match; auto: math-verify if installed")
-    model_args.add_argument("--max-sampler-gap", type=float, default=1e-3,
-                            help="refuse a batch whose mean per-token |sampler - learner| log-prob gap exceeds this")
-    model_args.add_argument("--off-policy", default="none", choices=["none", "tis"],
-                            help="tis: train on off-policy batches (e.g. a bf16 vLLM engine) with truncated "
-                                 "importance weights instead of refusing them")
-    model_args.add_argument("--gpu-memory-utilization", type=float, default=0.3, help="vLLM's share of the GPU")
-    model_args.add_argument("--vllm-dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"],
-                            help="the vLLM engine's dtype (float32: sampler log-probs equal the learner's)")
-    model_args.add_argument("--max-model-len", type=int, default=None, help="vLLM's max_model_len (prompt + response)")
-    model_args.add_argument("--enforce-eager", action="store_true", help="vLLM without CUDA graphs (faster start)")
-    args = ap.parse_args(argv)
-    if args.backend == "vllm" and not args.model:
-        raise SystemExit("llm_bridge: --backend vllm needs --model DIR (a local HF model directory)")
-    if args.model:
-        try:
-            return run_model(args)
-        except (ValueError, ImportError, RuntimeError) as err:  # bad settings, a missing package or engine
-            print(f"llm_bridge: {err}" if not str(err).startswith("llm_bridge") else str(err), file=sys.stderr)
-            return 2
-    task = CopyTask()
-    tok = CharTokenizer(task.alphabet)
-    rows, summary = [], []
-    for seed in range(args.seeds):
-        base = tiny_gpt2(tok.vocab_size, seed)
-        p0, counts = measure_pass_rates(base, tok, task, samples=256, seed=seed)
-        correct = np.array([[tok.encode(c, bos=False)[0] == v for v in range(tok.vocab_size)] for c in task.symbols])
-        bandit = fitted_bandit(counts, correct)
-        for name, params in ADVANTAGES:
-            model = tiny_gpt2(tok.vocab_size, seed)
-            cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, prompts_per_step=16, lr=1e-2,
-                               seed=seed)
-            trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
-            measured = pd.DataFrame([trainer.step() for _ in tqdm(range(args.steps), leave=False,
-                                                                  desc=f"{name} seed {seed}")])
-            sim = simulate(bandit, SimConfig(advantage=name, advantage_params=params, G=args.G, steps=args.steps,
-                                             log_every=1, optimizer="adam", lr=0.05), seeds=[seed]).to_frame()
-            curves, row = compare_runs(measured, sim, label_of(name, params), seed)
-            rows.extend(curves)
-            summary.append({**row, "measured p0": float(p0.mean())})
-    report(pd.DataFrame(summary), rows, title="LLM bridge: measured vs simulated entropy (tiny GPT-2, copy task)",
-           path=Path(args.figures) / "llm_bridge_entropy_quick.png")
-    return 0
 
 
 def label_of(name: str, params: dict) -> str:
@@ -150,9 +147,9 @@ def compare_runs(measured: pd.DataFrame, sim: pd.DataFrame, label: str, seed: in
     return curves, row
 
 
-def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
+def report(table: pd.DataFrame, rows: list, *, title: str, path: Path | None) -> Path | None:
     """Print the summary and the entropy verdicts at each checkpoint; write the measured-vs-simulated entropy
-    figure."""
+    figure (none when ``path`` is None)."""
     print(table.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
     rung = "[toy bandit rung (adam) -> LLM bridge rung (AdamW)]"
     for c in sorted({int(col.split("@")[1].split()[0]) for col in table.columns if col.startswith("dH@")}):
@@ -164,6 +161,8 @@ def report(table: pd.DataFrame, rows: list, *, title: str, path: Path) -> Path:
               f"{verdict(bool(agree.all()))} ({int(agree.sum())}/{len(agree)} runs agree)")
         print(f"{rung} simulation predicts the ordering of advantages by entropy change after {c} updates: "
               f"{verdict(order_llm == order_sim)} (LLM: {' < '.join(order_llm)}; simulation: {' < '.join(order_sim)})")
+    if path is None:
+        return None
     curves = pd.concat(rows, ignore_index=True)
     curves["source"] = curves.source.replace({"LLM": "LLM (measured)", "simulation": "bandit (simulated)"})
     out = over_time_figure(curves, metric="entropy", label="entropy (nats; LLM: per token)", line="source",
@@ -199,77 +198,207 @@ def realised_masses(name: str, params: dict, correct: np.ndarray, G: int) -> tup
     return np.asarray(d.positive_mass), np.asarray(d.negative_mass)
 
 
-def run_model(args: argparse.Namespace) -> int:
+def model_fingerprint(model: str) -> str:
+    """"tiny", or a digest of the model directory's file names, sizes and modification times: a unit computed on
+    other weights is not reused (a copied or touched checkpoint is recomputed, never a stale one read)."""
+    if model == "tiny":
+        return model
+    root = Path(model)
+    if not root.is_dir():
+        raise ValueError(f"llm_bridge: --model {model!r} is not a directory (a local HF model: config.json, weights, "
+                         f"tokenizer files)")
+    h = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        st = path.stat()
+        h.update(f"{path.relative_to(root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def identity(s: Settings) -> dict[str, Any]:
+    """What a unit's numbers depend on: every setting but the seed count, and the model's files."""
+    return {**{k: v for k, v in dataclasses.asdict(s).items() if k != "seeds"},
+            "model_files": model_fingerprint(s.model)}
+
+
+def run_frame(measured: pd.DataFrame, sim: pd.DataFrame) -> pd.DataFrame:
+    """One run's unit: the LLM's logged steps and the simulated bandit's, stacked with a ``source`` column."""
+    return pd.concat([measured.assign(source="LLM"), sim.assign(source="simulation")], ignore_index=True)
+
+
+def split_run(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(measured, simulated) of a stored run unit, each as it was logged."""
+    parts = []
+    for source in ("LLM", "simulation"):
+        part = frame[frame.source == source].drop(columns=["source", "unit"], errors="ignore")
+        parts.append(part.dropna(axis=1, how="all").reset_index(drop=True))
+    return parts[0], parts[1]
+
+
+def simulate_run(bandit: Bandit, s: Settings, name: str, params: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    return simulate(bandit, SimConfig(advantage=name, advantage_params=dict(params), G=s.G, steps=s.steps,
+                                      log_every=1, optimizer="adam", lr=s.sim_lr), seeds=[seed]).to_frame()
+
+
+def run_specs(s: Settings, *, by_seed: bool) -> list[dict[str, Any]]:
+    """One unit per (advantage, seed): seed-major when ``by_seed`` (the copy task: each seed is its own model),
+    advantage-major otherwise (one model, seeds of each advantage together)."""
+    ident = identity(s)
+    pairs = ([(a, seed) for seed in range(s.seeds) for a in ADVANTAGES] if by_seed
+             else [(a, seed) for a in ADVANTAGES for seed in range(s.seeds)])
+    return [{"experiment": "llm_bridge", "unit": "run", "advantage": name, "params": params, "seed": seed,
+             "settings": ident} for (name, params), seed in pairs]
+
+
+def compare_stored(s: Settings, table: pd.DataFrame, specs: list[dict[str, Any]]) -> tuple[list, list]:
+    """(curves, summary rows) of the stored runs, in the order of ``specs``."""
+
+    rows, summary = [], []
+    for spec in specs:
+        measured, sim = split_run(table[table.unit == unit_key(spec)])
+        curves, row = compare_runs(measured, sim, label_of(spec["advantage"], spec["params"]), spec["seed"])
+        rows.extend(curves)
+        summary.append(row)
+    return rows, summary
+
+
+def run_tiny(s: Settings, store: ResultStore, executor: Executor) -> tuple[pd.DataFrame, list]:
+    """The copy task on a tiny random GPT-2 per seed: each run measures the seed's step-0 token distributions,
+    fits the bandit to them, trains the model and simulates the bandit."""
+    task = CopyTask()
+    tok = CharTokenizer(task.alphabet)
+
+    def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
+        seed, name, params = spec["seed"], spec["advantage"], spec["params"]
+        p0, counts = measure_pass_rates(tiny_gpt2(tok.vocab_size, seed), tok, task, samples=s.tiny_measure_samples,
+                                        seed=seed)
+        correct = np.array([[tok.encode(c, bos=False)[0] == v for v in range(tok.vocab_size)] for c in task.symbols])
+        model = tiny_gpt2(tok.vocab_size, seed)
+        cfg = BridgeConfig(advantage=name, advantage_params=dict(params), G=s.G, prompts_per_step=s.tiny_prompts_per_step,
+                           lr=s.tiny_lr, seed=seed)
+        trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
+        measured = pd.DataFrame([trainer.step() for _ in tqdm(range(s.steps), leave=False, desc=f"{name} seed {seed}")])
+        sim = simulate_run(fitted_bandit(counts, correct), s, name, params, seed)
+        return run_frame(measured.assign(measured_p0=float(p0.mean())), sim)
+
+    specs = run_specs(s, by_seed=True)
+    table = run_units(specs, compute, store, "llm_bridge runs", executor)
+    rows, summary = compare_stored(s, table, specs)
+    p0 = {unit: float(v) for unit, v in table.groupby("unit").measured_p0.first().items()}
+    for spec, row in zip(specs, summary):
+        row["measured p0"] = p0[unit_key(spec)]
+    return pd.DataFrame(summary), rows
+
+
+def run_model(s: Settings, store: ResultStore, executor: Executor) -> tuple[pd.DataFrame, list, str]:
+    """A local model on the arithmetic task: step-0 pass rates (one unit) -> beta-binomial fit -> exact masses vs
+    the step-0 groups; then each (advantage, seed) run trained and its fitted bandit simulated."""
+    if s.backend == "vllm" and executor.kind != "local":
+        raise ValueError("llm_bridge: --backend vllm runs one engine in this process; use --executor local")
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    if args.measure_samples % args.G:
-        raise ValueError(f"llm_bridge: --measure-samples ({args.measure_samples}) must be a multiple of --G "
-                         f"({args.G}) so step-0 samples form groups")
-    tok = HFTokenizer.from_pretrained(args.model)
-    reward_fn, reward_name = reward_by_name(args.reward)
-    task = ArithmeticTask(max_operand=args.max_operand)
-    t0 = time.perf_counter()
-    model = load_local(args.model, device)
-    if args.backend == "vllm":
-        try:
-            backend = VLLMBackend(args.model, tok, max_new_tokens=args.max_new_tokens,
-                                  gpu_memory_utilization=args.gpu_memory_utilization, dtype=args.vllm_dtype,
-                                  max_model_len=args.max_model_len, enforce_eager=args.enforce_eager)
-        except (ImportError, RuntimeError) as err:
-            raise RuntimeError(f"llm_bridge: {err}") from err
-        make_backend = lambda m: backend  # noqa: E731 - one engine, synced from each fresh model every step
-    else:
-        # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong completion)
-        make_backend = lambda m: HFBackend(m, tok, max_new_tokens=args.max_new_tokens, min_new_tokens=0)  # noqa: E731 - one line, as the vllm branch's
-    print(f"model {args.model} on {device}, backend {args.backend}, reward {reward_name}, "
-          f"load {time.perf_counter() - t0:.1f}s")
-    t0 = time.perf_counter()
-    correct = measure_counts(make_backend(model), model, task, reward_fn, prompts=args.measure_prompts,
-                             samples=args.measure_samples, seed=0)
+    tok = HFTokenizer.from_pretrained(s.model)
+    reward_fn, reward_name = reward_by_name(s.reward)
+    task = ArithmeticTask(max_operand=s.max_operand)
+    engine: dict[str, Any] = {}
+
+    def make_backend(model: Any) -> Any:
+        if s.backend == "hf":  # min_new_tokens=0: sample from the model itself (an immediate eos is an empty, wrong
+            return HFBackend(model, tok, max_new_tokens=s.max_new_tokens, min_new_tokens=0)  # completion)
+        if "vllm" not in engine:  # one engine, synced from each fresh model every step
+            try:
+                engine["vllm"] = VLLMBackend(s.model, tok, max_new_tokens=s.max_new_tokens,
+                                             gpu_memory_utilization=s.gpu_memory_utilization, dtype=s.vllm_dtype,
+                                             max_model_len=s.max_model_len or None, enforce_eager=s.enforce_eager)
+            except (ImportError, RuntimeError) as err:
+                raise RuntimeError(f"llm_bridge: {err}") from err
+        return engine["vllm"]
+
+    def load() -> Any:
+        t0 = time.perf_counter()
+        model = load_local(s.model, device)
+        print(f"model {s.model} on {device}, backend {s.backend}, reward {reward_name}, "
+              f"load {time.perf_counter() - t0:.1f}s")
+        return model
+
+    step0_spec = {"experiment": "llm_bridge", "unit": "step0", "settings": identity(s)}
+
+    def measure(_: Mapping[str, Any]) -> pd.DataFrame:
+        model = load()
+        t0 = time.perf_counter()
+        correct = measure_counts(make_backend(model), model, task, reward_fn, prompts=s.measure_prompts,
+                                 samples=s.measure_samples, seed=0)
+        print(f"step 0: {s.measure_prompts} prompts x {s.measure_samples} samples in "
+              f"{time.perf_counter() - t0:.1f}s")
+        prompt, sample = np.indices(correct.shape)
+        return pd.DataFrame({"prompt": prompt.ravel(), "sample": sample.ravel(), "correct": correct.ravel()})
+
+    step0 = run_units([step0_spec], measure, store, "llm_bridge step 0", executor)
+    correct = step0.sort_values(["prompt", "sample"]).correct.to_numpy(float).reshape(s.measure_prompts,
+                                                                                       s.measure_samples)
     k = correct.sum(axis=1)
-    fit = fit_beta(k, args.measure_samples)
-    print(f"step 0: {args.measure_prompts} prompts x {args.measure_samples} samples in "
-          f"{time.perf_counter() - t0:.1f}s; mean pass rate {k.mean() / args.measure_samples:.3f}; "
+    fit = fit_beta(k, s.measure_samples)
+    print(f"step 0: reward {reward_name}; mean pass rate {k.mean() / s.measure_samples:.3f}; "
           f"fitted difficulty Beta(a={fit.a:.3g}, b={fit.b:.3g}) (beta-binomial maximum likelihood)")
     bandit = make_bandit(n_prompts=128, difficulty=fit, seed=0)
-    mass_rows, rows, summary = [], [], []
+    mass_rows = []
     for name, params in ADVANTAGES:
-        label = label_of(name, params)
-        exact = fadesim.profile(name, args.G, **params).under_beta(fit.a, fit.b)
-        pos, neg = realised_masses(name, params, correct, args.G)
+        exact = fadesim.profile(name, s.G, **params).under_beta(fit.a, fit.b)
+        pos, neg = realised_masses(name, params, correct, s.G)
         se = np.array([pos.std(ddof=1), neg.std(ddof=1)]) / np.sqrt(len(pos)) if len(pos) > 1 else np.zeros(2)
         within = (abs(pos.mean() - exact.positive_mass) <= 4 * se[0] + 1e-9 and
                   abs(neg.mean() - exact.negative_mass) <= 4 * se[1] + 1e-9)
-        mass_rows.append({"advantage": label, "E[M+] fitted": exact.positive_mass, "M+ step 0": pos.mean(),
-                          "E[M-] fitted": exact.negative_mass, "M- step 0": neg.mean(), "within 4 SE": within})
-        for seed in range(args.seeds):
-            model = load_local(args.model, device)
-            cfg = BridgeConfig(advantage=name, advantage_params=params, G=args.G, lr=args.lr, seed=seed,
-                               max_sampler_logprob_gap=args.max_sampler_gap,
-                               off_policy=None if args.off_policy == "none" else args.off_policy,
-                               prompts_per_step=args.prompts_per_step)
-            trainer = BridgeTrainer(model, make_backend(model), task, reward_fn=reward_fn, config=cfg)
-            steps = []
-            for _ in tqdm(range(args.steps), desc=f"{label} seed {seed}", leave=False):
-                r = trainer.step()
-                steps.append(r)
-                print(f"  {label} seed {seed} step {r['step']}: sync {r['time_sync']:.2f}s generate "
-                      f"{r['time_generate']:.2f}s train {r['time_train']:.2f}s | reward {r['reward_mean']:.3f} "
-                      f"entropy {r['entropy']:.3f} M+ {r['positive_mass']:.3f} M- {r['negative_mass']:.3f} "
-                      f"sampler gap {r.get('sampler_logprob_gap', float('nan')):.2e}", flush=True)
-            sim = simulate(bandit, SimConfig(advantage=name, advantage_params=params, G=args.G, steps=args.steps,
-                                             log_every=1, optimizer="adam", lr=0.05), seeds=[seed]).to_frame()
-            curves, row = compare_runs(pd.DataFrame(steps), sim, label, seed)
-            rows.extend(curves)
-            summary.append(row)
-            del model, trainer
+        mass_rows.append({"advantage": label_of(name, params), "E[M+] fitted": exact.positive_mass,
+                          "M+ step 0": pos.mean(), "E[M-] fitted": exact.negative_mass, "M- step 0": neg.mean(),
+                          "within 4 SE": within})
     masses = pd.DataFrame(mass_rows)
     print(masses.to_string(index=False, float_format=lambda v: f"{v:8.3f}"))
     print(f"exact masses under the fitted Beta predict the step-0 masses (4 SE): "
           f"{verdict(bool(masses['within 4 SE'].all()))}")
-    model_name = Path(args.model.rstrip("/")).name
-    report(pd.DataFrame(summary), rows, title=f"LLM bridge: measured vs simulated entropy ({model_name}, arithmetic)",
-           path=Path(args.figures) / f"llm_bridge_entropy_{args.backend}.png")
+
+    def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
+        seed, name, params = spec["seed"], spec["advantage"], spec["params"]
+        label = label_of(name, params)
+        model = load()
+        cfg = BridgeConfig(advantage=name, advantage_params=dict(params), G=s.G, lr=s.lr, seed=seed,
+                           max_sampler_logprob_gap=s.max_sampler_gap,
+                           off_policy=None if s.off_policy == "none" else s.off_policy,
+                           prompts_per_step=s.prompts_per_step)
+        trainer = BridgeTrainer(model, make_backend(model), task, reward_fn=reward_fn, config=cfg)
+        steps = []
+        for _ in tqdm(range(s.steps), desc=f"{label} seed {seed}", leave=False):
+            r = trainer.step()
+            steps.append(r)
+            print(f"  {label} seed {seed} step {r['step']}: sync {r['time_sync']:.2f}s generate "
+                  f"{r['time_generate']:.2f}s train {r['time_train']:.2f}s | reward {r['reward_mean']:.3f} "
+                  f"entropy {r['entropy']:.3f} M+ {r['positive_mass']:.3f} M- {r['negative_mass']:.3f} "
+                  f"sampler gap {r.get('sampler_logprob_gap', float('nan')):.2e}", flush=True)
+        return run_frame(pd.DataFrame(steps), simulate_run(bandit, s, name, params, seed))
+
+    specs = run_specs(s, by_seed=False)
+    table = run_units(specs, compute, store, "llm_bridge runs", executor)
+    rows, summary = compare_stored(s, table, specs)
+    return pd.DataFrame(summary), rows, Path(s.model.rstrip("/")).name
+
+
+def main(argv: list[str] | None = None) -> int:
+    s, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "llm_bridge")
+    store = ResultStore(Path(args.out) / suffix)
+    try:
+        executor = executor_from_args(args)
+        if s.model == "tiny":
+            summary, rows = run_tiny(s, store, executor)
+            title, name = "LLM bridge: measured vs simulated entropy (tiny GPT-2, copy task)", "quick"
+        else:
+            summary, rows, model_name = run_model(s, store, executor)
+            title, name = f"LLM bridge: measured vs simulated entropy ({model_name}, arithmetic)", s.backend
+    except (ValueError, ImportError, RuntimeError) as err:  # bad settings, a missing package or engine
+        print(f"llm_bridge: {err}" if not str(err).startswith("llm_bridge") else str(err), file=sys.stderr)
+        return 2
+    path = Path(args.figures) / f"llm_bridge_entropy_{name}.png"
+    report(summary, rows, title=title, path=None if args.no_figures else path)
+    write_atomic(path.with_suffix(".csv"), summary)
+    print(f"table: {path.with_suffix('.csv')}")
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

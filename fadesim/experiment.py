@@ -109,7 +109,8 @@ def _comma_list(text: str) -> tuple[str, ...]:
 
 def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root: Path, name: str
                    ) -> tuple[Any, str, argparse.Namespace]:
-    """--quick (default) / --full plus an override flag for every int/float/str field of the settings."""
+    """--quick (default) / --full plus an override flag for every int/float/str/tuple[str, ...] field of the
+    settings (``--name VALUE``) and every bool field (``--name`` / ``--no-name``)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(doc.splitlines()[1:]))
     mode = ap.add_mutually_exclusive_group()
@@ -130,6 +131,11 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
             ap.add_argument(*flags, dest=field.name, type=kinds[field.type], default=None,
                             help=f"override {field.name}{' (comma-separated)' if field.type.startswith('tuple') else ''}"
                                  f" (quick {getattr(quick, field.name)!r}, full {getattr(full, field.name)!r})")
+        elif field.type == "bool":  # --flag / --no-flag
+            ap.add_argument(f"--{field.name.replace('_', '-')}", dest=field.name, default=None,
+                            action=argparse.BooleanOptionalAction,
+                            help=f"override {field.name} (quick {getattr(quick, field.name)!r}, "
+                                 f"full {getattr(full, field.name)!r})")
     ap.add_argument("--executor", choices=EXECUTORS, default="local",
                     help="where units run: 'local' (this process) or 'ray' (one Ray task per unit; pip install -e '.[ray]')")
     ap.add_argument("--ray-address", default=None,
@@ -141,7 +147,7 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
                  if getattr(args, f.name, None) is not None}
     try:  # each Settings validates itself (__post_init__): a bad flag is one line and exit status 2, as in argparse
         for name, value in overrides.items():  # counts and sizes are >= 1 (>= 0 where the default is 0), rates finite
-            if isinstance(value, int) and value < min(1, getattr(quick, name)):
+            if isinstance(value, int) and not isinstance(value, bool) and value < min(1, getattr(quick, name)):
                 raise ValueError(f"--{name.replace('_', '-')} must be >= {min(1, getattr(quick, name))}; got {value}")
             if isinstance(value, float) and (value != value or abs(value) == float("inf")
                                              or (name.endswith("lr") and value <= 0)):

@@ -130,7 +130,7 @@ if python3 -c "import vllm" 2> /dev/null; then BACKEND=vllm; fi
 t0=$(date +%s)
 python3 experiments/llm_bridge.py --model "$OUT_DIR/tiny-gpt2" --backend "$BACKEND" --steps "$STEPS" --seeds 1 --G 8 \
     --prompts-per-step 16 --measure-prompts "$MEASURE_PROMPTS" --measure-samples 16 --max-new-tokens 3 --max-operand 9 --lr 1e-2 \
-    --reward exact --off-policy tis --figures "$OUT_DIR/figures" 2>&1 | tee "$OUT_DIR/bridge.log"
+    --reward exact --off-policy tis --figures "$OUT_DIR/figures" --out "$OUT_DIR/results/llm_bridge" 2>&1 | tee "$OUT_DIR/bridge.log"
 stamp "bridge_$BACKEND" "$(( $(date +%s) - t0 ))s"
 
 # 3. the ladder's GPU rung: the GPT-2 rung (CPU) predicts the model rung, this checkpoint trained on the GPU with

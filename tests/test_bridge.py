@@ -6,6 +6,7 @@ import re
 import types
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -469,15 +470,28 @@ def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
     import llm_bridge
 
-    assert llm_bridge.main(["--steps", "4", "--seeds", "1", "--figures", str(tmp_path)]) == 0
+    args = ["--steps", "4", "--seeds", "1", "--figures", str(tmp_path), "--out", str(tmp_path / "res")]
+    assert llm_bridge.main(args) == 0
     out = capsys.readouterr().out
     # checkpoints after 1 and 2 of 4 updates (the LLM's rows 2 and 3), not the final step
     assert out.count("simulation predicts the sign of the entropy change after") == 2
     assert "ordering of advantages by entropy change after 1 updates" in out
     assert "ordering of advantages by entropy change after 2 updates" in out
     assert (tmp_path / "llm_bridge_entropy_quick.png").exists()
-    with pytest.raises(SystemExit, match="--backend vllm needs --model DIR"):
+    table = pd.read_csv(tmp_path / "llm_bridge_entropy_quick.csv")
+    assert len(table) == len(llm_bridge.ADVANTAGES) and table["dH@2 LLM"].notna().all()
+    # resumable: a second run reads every unit from disk (no training) and prints the same verdicts
+    units = sorted((tmp_path / "res" / "quick" / "units").iterdir())
+    assert len(units) == len(llm_bridge.ADVANTAGES)
+    stamps = [u.stat().st_mtime_ns for u in units]
+    assert llm_bridge.main(args) == 0
+    again = capsys.readouterr().out
+    assert [u.stat().st_mtime_ns for u in units] == stamps
+    assert [line for line in again.splitlines() if "predicts" in line] == [
+        line for line in out.splitlines() if "predicts" in line]
+    with pytest.raises(SystemExit) as exit_:
         llm_bridge.main(["--backend", "vllm"])
+    assert exit_.value.code == 2 and "--backend vllm needs --model DIR" in capsys.readouterr().err
 
 
 def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model, tmp_path, capsys, monkeypatch):
@@ -492,7 +506,7 @@ def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model,
     path, _ = saved_tiny_model
     args = ["--model", str(path), "--steps", "2", "--seeds", "1", "--measure-prompts", "16", "--measure-samples",
             "8", "--prompts-per-step", "4", "--max-new-tokens", "3", "--lr", "1e-2", "--max-operand", "9",
-            "--reward", "exact", "--figures", str(tmp_path)]
+            "--reward", "exact", "--figures", str(tmp_path), "--out", str(tmp_path / "res")]
     assert llm_bridge.main(args) == 0
     out = capsys.readouterr().out
     assert "fitted difficulty Beta(a=" in out and "reward exact match" in out
@@ -501,8 +515,9 @@ def test_llm_bridge_on_a_saved_model_fits_the_step0_pass_rates(saved_tiny_model,
     assert "simulation predicts the sign of the entropy change after 1 updates" in out  # 2 steps: one checkpoint
     assert (tmp_path / "llm_bridge_entropy_hf.png").exists()
     # bad settings and a missing engine: one line on stderr and exit status 2 (raised as errors below main)
-    assert llm_bridge.main(args + ["--measure-samples", "12"]) == 2
-    assert "must be a multiple of --G" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        llm_bridge.main(args + ["--measure-samples", "12"])
+    assert exit_.value.code == 2 and "must be a multiple of --G" in capsys.readouterr().err
     monkeypatch.setitem(sys.modules, "vllm", None)
     assert llm_bridge.main(args + ["--backend", "vllm"]) == 2
     assert "VLLMBackend needs vLLM" in capsys.readouterr().err
