@@ -218,10 +218,12 @@ def _save_atomic(obj: Any, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], seed: int, checkpoints: Path
-              ) -> pd.DataFrame:
+def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], seed: int, checkpoints: Path,
+              rollouts: Path | None = None) -> pd.DataFrame:
     """One method x seed: ``s.steps`` bridge steps with checkpoints, pass@k half way and at the end. Rows of kind
-    "step" (the trainer's metrics and timings) and "eval" (per evaluation prompt: correct out of n)."""
+    "step" (the trainer's metrics and timings) and "eval" (per evaluation prompt: correct out of n). With
+    ``rollouts``, every rollout (prompt, completion, reward, advantage, log-prob, entropy, length) is also written
+    there, the table ``fadesim analyze`` reads; it is part of the checkpoint, so a resumed run logs each step once."""
     from fadesim.bridge.backends import HFBackend
     from fadesim.bridge.rewards import last_integer
     from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
@@ -229,7 +231,8 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
     model, tok, template = load_model(s)
     train, problems = tasks(s, template)
     cfg = BridgeConfig(advantage=name, advantage_params=dict(params), G=s.G, prompts_per_step=s.prompts_per_step,
-                       lr=s.lr, seed=seed, loss_aggregation=s.loss_aggregation, pass_k=(1, s.G))
+                       lr=s.lr, seed=seed, loss_aggregation=s.loss_aggregation, pass_k=(1, s.G),
+                       log_rollouts=rollouts is not None)
     backend = HFBackend(model, tok, max_new_tokens=s.max_new_tokens, shared_prefix=True)
     trainer = BridgeTrainer(model, backend, train, reward_fn=last_integer, config=cfg)
     evals: list[pd.DataFrame] = []
@@ -242,6 +245,12 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
         trainer.rng.bit_generator.state = state["rng"]
         trainer.step_count, trainer.initial_entropy = state["step"], state["initial_entropy"]
         trainer.entropy_ema, trainer.history = state["entropy_ema"], state["history"]
+        if "rollout_log" in state:
+            trainer.rollout_log = state["rollout_log"]
+        elif rollouts is not None:  # a checkpoint from before rollouts were logged: a log of the later steps only
+            print(f"real_model: {label} seed {seed} resumed from a checkpoint without a rollout log; none is "
+                  "written for this run", file=sys.stderr)
+            rollouts = None
         evals = [pd.DataFrame(e) for e in state["evals"]]
     with tqdm(total=s.steps, initial=trainer.step_count, desc=f"{label} seed {seed}", unit="step",
               leave=False) as bar:
@@ -260,7 +269,10 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
                 _save_atomic({"model": model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
                               "rng": trainer.rng.bit_generator.state, "step": step,
                               "initial_entropy": trainer.initial_entropy, "entropy_ema": trainer.entropy_ema,
-                              "history": trainer.history, "evals": [e.to_dict("list") for e in evals]}, state_path)
+                              "history": trainer.history, "evals": [e.to_dict("list") for e in evals],
+                              "rollout_log": trainer.rollout_log}, state_path)
+    if rollouts is not None and trainer.rollout_log:
+        write_atomic(rollouts, pd.DataFrame(trainer.rollout_log))
     steps = pd.DataFrame(trainer.history).assign(kind="step")
     out = pd.concat([steps, *[e.assign(kind="eval") for e in evals]], ignore_index=True)
     return out.assign(method=label, seed=seed)
@@ -283,7 +295,8 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
 
     def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
         where = out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}"
-        frame = train_run(s, spec["method"], spec["advantage"], spec["params"], spec["seed"], where)
+        frame = train_run(s, spec["method"], spec["advantage"], spec["params"], spec["seed"], where,
+                          rollouts=out / "rollouts" / f"{spec['method']}_seed{spec['seed']}.csv")
         return frame
 
     missing = [f"{spec['method']} seed {spec['seed']}" for spec in specs if not store.has(spec)]

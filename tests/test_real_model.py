@@ -78,7 +78,7 @@ def test_the_published_effects_on_hand_made_tables():
 
 def test_a_killed_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_path, monkeypatch):
     s = real_model.Settings(steps=4, checkpoint_every=1, eval_prompts=1, eval_samples=4)
-    whole = real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "a")
+    whole = real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "a", rollouts=tmp_path / "a.csv")
     from fadesim.bridge.trainer import BridgeTrainer
 
     original = BridgeTrainer.step
@@ -90,12 +90,28 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_path, 
 
     monkeypatch.setattr(BridgeTrainer, "step", dies_at_step_3)
     with pytest.raises(KeyboardInterrupt):
-        real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "b")
+        real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "b", rollouts=tmp_path / "b.csv")
     assert torch.load(tmp_path / "b" / "state.pt", weights_only=False)["step"] == 2
+    assert not (tmp_path / "b.csv").exists()  # the log is written once the run is done
     monkeypatch.setattr(BridgeTrainer, "step", original)
-    resumed = real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "b")
+    resumed = real_model.train_run(s, "grpo", "grpo", {}, 0, tmp_path / "b", rollouts=tmp_path / "b.csv")
     keep = [c for c in whole.columns if not c.startswith("time_")]
     pd.testing.assert_frame_equal(whole[keep], resumed[keep])
+    # the rollout log survives the kill: each step once, the same rows as the uninterrupted run's
+    log_a, log_b = pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv")
+    pd.testing.assert_frame_equal(log_a, log_b)
+    assert list(log_a.step.unique()) == [1, 2, 3, 4] and len(log_a) == 4 * s.G * s.prompts_per_step
+    # it is the run's own: per step, its mean reward and its advantages' masses are the trainer's
+    from fadesim.analysis import analyze
+
+    report = analyze(tmp_path / "a.csv", tmp_path / "analysis", forecast=False)
+    run = pd.read_csv(tmp_path / "analysis" / "steps.csv")
+    run = run[run.advantage == run.advantage.iloc[0]].set_index("step")
+    steps = whole[whole.kind == "step"].set_index("step")
+    np.testing.assert_allclose(run.mean_reward, steps.reward_mean, atol=1e-12)
+    np.testing.assert_allclose(run.positive_mass, steps.positive_mass, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(run.negative_mass, steps.negative_mass, rtol=1e-5, atol=1e-7)
+    assert report is not None
     evals = whole[whole.kind == "eval"]  # one row per evaluation prompt (1 per digit count, 2 counts) and step
     assert len(evals) == 2 * 2 and set(evals.step) == {2, 4} and (evals.n == 4).all()
 

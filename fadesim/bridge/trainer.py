@@ -41,6 +41,9 @@ class BridgeConfig:
     pass_k: tuple[int, ...] = (1, 2, 4, 8)
     seed: int = 0
     keep_rollouts: bool = False
+    # one row per rollout in BridgeTrainer.rollout_log (step, prompt, group, completion, reward, advantage, logprob,
+    # entropy, length): the table `fadesim analyze` reads (fadesim.analysis), a few numbers per rollout
+    log_rollouts: bool = False
     # on-policy guard: the mean |sampler log-prob - learner log-prob| per response token above which train_on
     # refuses the batch (float32 HF sampling agrees to ~1e-6; a bf16 engine or logits processing the learner
     # does not reproduce exceed it), unless off_policy names a correction
@@ -151,6 +154,7 @@ class BridgeTrainer:
         self.entropy_ema: float | None = None
         self.history: list[dict[str, float]] = []
         self.rollouts: list[dict[str, Any]] = []
+        self.rollout_log: list[dict[str, Any]] = []
 
     def advantages(self, rewards: torch.Tensor, seq_logprobs: torch.Tensor, entropy: float) -> torch.Tensor:
         signals = {"entropy": self.entropy_ema if self.entropy_ema is not None else entropy,
@@ -257,10 +261,26 @@ class BridgeTrainer:
             if k <= G:
                 row[f"pass@{k}"] = unbiased_pass_at_k(correct, k)
         self.history.append(row)
+        if self.cfg.log_rollouts:
+            self.rollout_log.extend(self._rollout_rows(ro, rewards, adv, seq_logp, ent.detach(), mask))
         if self.cfg.keep_rollouts:
             self.rollouts.append({"rollouts": ro, "rewards": rewards, "advantages": adv.detach().clone(),
                                   "logprobs": logp_old, "metrics": row})
         return row
+
+    def _rollout_rows(self, ro: Rollouts, rewards: torch.Tensor, adv: torch.Tensor, seq_logp: torch.Tensor,
+                      ent: torch.Tensor, mask: torch.Tensor) -> list[dict[str, Any]]:
+        """This step's rollouts as rows of ``fadesim analyze``'s table: the group is (step, prompt index), the
+        entropy the mean over the response's tokens (nats), the length its token count."""
+        B, G = rewards.shape
+        length = mask.sum(1)
+        seq_ent = ((ent * mask).sum(1) / length.clamp(min=1)).cpu().numpy()
+        length = length.cpu().numpy()
+        return [{"step": self.step_count, "prompt": ro.prompts[b], "group": f"{self.step_count}:{b}",
+                 "completion": ro.completions[b * G + g], "reward": float(rewards[b, g]),
+                 "advantage": float(adv[b, g]), "logprob": float(seq_logp[b, g]),
+                 "entropy": float(seq_ent[b * G + g]), "length": int(length[b * G + g])}
+                for b in range(B) for g in range(G)]
 
     def _aggregate(self, per_token: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if self.cfg.loss_aggregation == "token_mean":
