@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from fadesim.plots import save_figure
 from fadesim.results import write_atomic
 from fadesim.tasks import calibrate, load_pass_at_k, make_task, task_pass_at_k
 
@@ -62,9 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     ax.grid(alpha=0.3, which="both")
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     path = Path(args.figures) / "calibration.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     write_atomic(path.with_suffix(".csv"), pd.DataFrame(rows))
     print(f"figure: {path}")
     return 0

@@ -30,7 +30,7 @@ import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
-from fadesim.plots import mean_ci, tradeoff_figure
+from fadesim.plots import mean_ci, save_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
@@ -196,8 +196,7 @@ def make_figures(df: pd.DataFrame, theory: pd.DataFrame, s: Settings, figures: P
     fig.suptitle(f"Difficulty axis: closed form vs first batch, bandit, {s.optimizers[0]} ({suffix})", fontsize=11)
     fig.tight_layout()
     path = figures / f"difficulty_axis_theory_{suffix}.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     write_atomic(path.with_suffix(".csv"), pd.concat(rows + [theory.assign(metric="closed form")], ignore_index=True))
     return paths + [path]
 

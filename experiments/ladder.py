@@ -42,7 +42,8 @@ from tqdm.auto import tqdm
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
-from fadesim.results import ResultStore, write_atomic
+from fadesim.plots import save_figure
+from fadesim.results import ResultStore, write_atomic, write_text_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task
@@ -463,10 +464,7 @@ def effects_figure(effects: list[dict], path: Path) -> Path:
     fig.suptitle("Fidelity ladder: each claim's effect per rung (green CONFIRMED, red not, gray not measurable)",
                  fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=130)
 
 
 def cell_name(rung: str, regime: str, s: Settings) -> str:
@@ -494,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)
     table = ladder_table(effects, predicted, settings)
-    (figures / f"ladder_{suffix}.md").write_text(f"# Fidelity ladder ({suffix})\n\n{table}\n")
+    write_text_atomic(figures / f"ladder_{suffix}.md", f"# Fidelity ladder ({suffix})\n\n{table}\n")
     write_atomic(figures / f"ladder_{suffix}.csv", pd.DataFrame(effects))
     write_atomic(figures / f"ladder_orderings_{suffix}.csv", orders)
     print(f"table: {figures / f'ladder_{suffix}.md'}")

@@ -41,6 +41,7 @@ from fadesim.experiment import check_axes, parse_settings, run_units
 from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
+from fadesim.plots import save_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -117,12 +118,7 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
     fig.suptitle(textwrap.fill(title, width=int(12 * 6.2 * cols)) + "\npublished: dashed with dots; simulated: "
                  "solid with 95% CI (held-out seeds)", fontsize=10)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + ".tmp.png")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_figure(fig, path, dpi=110)
 
 
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:

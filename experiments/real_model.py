@@ -50,6 +50,7 @@ from tqdm.auto import tqdm
 from fadesim.experiment import parse_settings, run_units, verdict
 from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,
                                 prediction_grid, read_prediction, sign_score)
+from fadesim.plots import save_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.tasks.calibrate import estimate_pass_at_k
 
@@ -430,9 +431,7 @@ def draw(measured: pd.DataFrame, compared: pd.DataFrame, steps: pd.DataFrame, pa
     b.set_title("entropy during training (mean over seeds)", fontsize=9)
     b.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, regime_task, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
-from fadesim.results import ResultStore
+from fadesim.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES
@@ -368,10 +368,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     figures = Path(args.figures)
     tables = figures / f"sign_axis_verdicts_{suffix}.md"
-    tables.parent.mkdir(parents=True, exist_ok=True)
-    tmp = tables.with_suffix(".md.tmp")
-    tmp.write_text(verdict_tables(df))
-    tmp.replace(tables)
+    write_text_atomic(tables, verdict_tables(df))
     print(f"verdict tables: {tables}")
     if args.no_figures:
         return 0

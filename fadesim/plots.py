@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import matplotlib
 
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fadesim.results import write_atomic
+from fadesim.results import write_atomic, write_file_atomic
 
 
 def mean_ci(frame: pd.DataFrame, by: Sequence[str], value: str) -> pd.DataFrame:
@@ -24,10 +24,19 @@ def mean_ci(frame: pd.DataFrame, by: Sequence[str], value: str) -> pd.DataFrame:
     return out.rename(columns={"mean": value})
 
 
+def save_figure(fig: plt.Figure, path: str | Path, **savefig: Any) -> Path:
+    """Save ``fig`` atomically (the format from the suffix; a crash leaves the old figure or none) and close it."""
+    path = Path(path)
+    try:
+        write_file_atomic(path, lambda fh: fig.savefig(fh, format=path.suffix.lstrip(".") or "png", **savefig),
+                          binary=True)
+    finally:
+        plt.close(fig)
+    return path
+
+
 def _save(fig: plt.Figure, data: pd.DataFrame, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     write_atomic(path.with_suffix(".csv"), data)
     return path
 

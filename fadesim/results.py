@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import IO, Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
@@ -39,14 +39,15 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | Path, frame: pd.DataFrame) -> None:
-    """Write ``frame`` as CSV so that ``path`` is either absent, the old file, or the complete new file."""
+def write_file_atomic(path: str | Path, write: Callable[[IO[Any]], None], *, binary: bool = False) -> None:
+    """Call ``write(fh)`` on a temporary file beside ``path`` and move it into place: ``path`` is either absent, the
+    old file, or the complete new file (a crash or an error leaves no partial file and removes the temporary)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", newline="") as fh:
-            frame.to_csv(fh, index=False)
+        with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"newline": ""})) as fh:
+            write(fh)
             fh.flush()
             # mkstemp makes the file private (0600); give it the mode open() would have (0666 less the umask),
             # so that a result is as readable as any other file its writer makes
@@ -56,6 +57,16 @@ def write_atomic(path: str | Path, frame: pd.DataFrame) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_atomic(path: str | Path, frame: pd.DataFrame) -> None:
+    """Write ``frame`` as CSV so that ``path`` is either absent, the old file, or the complete new file."""
+    write_file_atomic(path, lambda fh: frame.to_csv(fh, index=False))
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` (a Markdown table, a report) so that ``path`` is absent, the old file or the new one."""
+    write_file_atomic(path, lambda fh: fh.write(text))
 
 
 class ResultStore:

@@ -137,6 +137,35 @@ def test_atomic_write_gives_the_mode_a_plain_write_gets(tmp_path):
     assert pd.read_csv(tmp_path / "a.csv").x.tolist() == [1.0]
 
 
+def test_figures_and_text_are_written_atomically(tmp_path):
+    """save_figure and write_text_atomic leave the old file, or the complete new one; an error while writing leaves
+    no partial file and no temporary behind."""
+    import matplotlib.pyplot as plt
+
+    from fadesim.plots import save_figure
+    from fadesim.results import write_text_atomic
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    path = save_figure(fig, tmp_path / "f.png", dpi=50)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and not plt.get_fignums()  # a PNG, and the figure closed
+    write_text_atomic(tmp_path / "t.md", "# old\n")
+
+    class Boom(RuntimeError):
+        pass
+
+    def fails(fh):
+        fh.write("# half")
+        raise Boom
+
+    from fadesim.results import write_file_atomic
+
+    with pytest.raises(Boom):
+        write_file_atomic(tmp_path / "t.md", fails)
+    assert (tmp_path / "t.md").read_text() == "# old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.png", "t.md"]
+
+
 def _run_killed(args, kill_at):
     return subprocess.run([sys.executable, "-c", KILLABLE, str(ROOT / "experiments" / "sign_axis.py"), *args],
                           env={**os.environ, "KILL_AT": str(kill_at)}, capture_output=True, text=True, timeout=600)
