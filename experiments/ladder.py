@@ -22,11 +22,15 @@ A sixth rung, ``model``, runs only with ``--model DIR``: a real local checkpoint
 directory with its tokenizer; nothing is downloaded) trained by the same bridge on the arithmetic task
 (a + b = ?, exact-match or math-verify reward), sampled by vLLM on a GPU (``--model-backend vllm``, the
 default; it refuses to start without CUDA) or by the HF sampler (``--model-backend hf``, CPU or GPU, slow).
-Its predecessor is the GPT-2 rung; its metrics are the bridge's, as there.
+Its predecessor is the GPT-2 rung; its metrics are the bridge's, as there. ``--model smollm2`` (with
+``--model-backend hf``) puts the packaged SmolLM2-135M-Instruct there instead (``fadesim.bridge.pretrained``, on
+CPU): the real-model rung's task, one- and two-digit sums in its chat template, rewarded by the last integer.
 
     python experiments/ladder.py            # --quick (default): toy regime, all five rungs
     python experiments/ladder.py --full     # more seeds and steps, both regimes where a rung has them
     python experiments/ladder.py --model /models/Qwen2.5-0.5B-Instruct   # + the real checkpoint (GPU, vLLM)
+    python experiments/ladder.py --rungs gpt2 --model smollm2 --model-backend hf --G 8 --model-steps 24 \
+        --model-prompts-per-step 8 --model-max-new-tokens 12 --model-lr 1e-5   # + SmolLM2 on CPU (20 runs, ~7 h)
 """
 
 from __future__ import annotations
@@ -34,11 +38,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from fadesim.bridge.pretrained import PRETRAINED
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
                                 executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
@@ -77,6 +83,11 @@ GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", "linear_softmax": "we
             "gpt2": "weight_norm", MODEL_RUNG: "weight_norm"}
 
 
+def packaged(model: str) -> bool:
+    """Whether ``model`` names a packaged pretrained model (``fadesim.bridge.pretrained.PRETRAINED``)."""
+    return model in PRETRAINED
+
+
 @dataclass(frozen=True)
 class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     rungs: tuple[str, ...] = RUNGS
@@ -99,7 +110,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     gpt2_steps: int = 40
     gpt2_seeds: int = 4
     gpt2_lr: float = 0.01
-    model: str = ""  # a local checkpoint directory: adds the model rung
+    model: str = ""  # a local checkpoint directory, or a packaged model's name ("smollm2"): adds the model rung
     model_backend: str = "vllm"
     model_steps: int = 30
     model_seeds: int = 4
@@ -123,9 +134,12 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
         if MODEL_RUNG in self.rungs and not self.model:
             raise ValueError("ladder: the model rung needs a checkpoint: --model DIR (a local Hugging Face model "
                              "directory with its tokenizer)")
-        if self.model and not Path(self.model).is_dir():
-            raise ValueError(f"ladder: --model {self.model!r} is not a directory (a local Hugging Face checkpoint; "
-                             "nothing is downloaded)")
+        if self.model and not (packaged(self.model) or Path(self.model).is_dir()):
+            raise ValueError(f"ladder: --model {self.model!r} is neither a directory (a local Hugging Face checkpoint; "
+                             f"nothing is downloaded) nor a packaged model ({', '.join(PRETRAINED)})")
+        if packaged(self.model) and self.model_backend != "hf":
+            raise ValueError(f"ladder: the packaged model {self.model!r} runs with the HF sampler on CPU: add "
+                             "--model-backend hf")
         if self.seeds < 4 or self.gpt2_seeds < 4 or self.model_seeds < 4:
             raise ValueError(f"ladder: need seeds, gpt2_seeds and model_seeds >= 4 (half to choose FADE's opponent, "
                              f"half to judge); got {self.seeds}, {self.gpt2_seeds}, {self.model_seeds}")
@@ -242,6 +256,9 @@ class ModelRung:
         from fadesim.bridge.rewards import reward_by_name
 
         self.s, self.device = s, model_device(s)
+        if packaged(s.model):
+            self._packaged(HFBackend)
+            return
         self.tok = HFTokenizer.from_pretrained(s.model)
         self.task = ArithmeticTask(max_operand=s.model_max_operand)
         try:
@@ -256,12 +273,34 @@ class ModelRung:
             self.make_backend = lambda model: HFBackend(model, self.tok, max_new_tokens=s.model_max_new_tokens,
                                                         min_new_tokens=0)
 
-    def unit(self, spec: dict) -> pd.DataFrame:
-        from fadesim.bridge.pretrained import load_local
+    def _packaged(self, HFBackend) -> None:
+        """A packaged model (SmolLM2): the real-model rung's task, one- and two-digit sums in the model's chat
+        template with an empty system turn, rewarded by the last integer of the answer (``experiments/real_model.py``);
+        the HF sampler with one prefill per prompt (``shared_prefix``)."""
+        from fadesim.bridge.pretrained import load_pretrained
+        from fadesim.bridge.rewards import last_integer
+        from fadesim.bridge.tasks import ChatArithmetic, TaskMixture, chat_template
 
         s = self.s
+        _, self.tok = load_pretrained(s.model)
+        template = chat_template(self.tok, system="")
+        self.task = TaskMixture(tuple(ChatArithmetic(digits=d, template=template) for d in (1, 2)))
+        self.reward_fn, self.reward_name = last_integer, "last integer"
+        self.make_backend = lambda model: HFBackend(model, self.tok, max_new_tokens=s.model_max_new_tokens,
+                                                    shared_prefix=True)
+
+    def load(self) -> Any:
+        """Fresh weights for one unit."""
+        from fadesim.bridge.pretrained import load_local, load_pretrained
+
+        if packaged(self.s.model):
+            return load_pretrained(self.s.model)[0].to(self.device)
+        return load_local(self.s.model, self.device)
+
+    def unit(self, spec: dict) -> pd.DataFrame:
+        s = self.s
         name, params = METHODS[spec["method"]]
-        model = load_local(s.model, self.device)
+        model = self.load()
         cfg = self.BridgeConfig(advantage=name, advantage_params=params, G=s.G, lr=s.model_lr, seed=spec["seed"],
                                 prompts_per_step=s.model_prompts_per_step,
                                 off_policy=None if s.model_off_policy == "none" else s.model_off_policy)

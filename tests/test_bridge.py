@@ -577,13 +577,52 @@ def test_the_ladders_bridge_rungs_train_every_method(saved_tiny_model, tmp_path,
 
     with pytest.raises(ValueError, match="the model rung needs a checkpoint: --model DIR"):
         ladder.Settings(rungs=("gpt2", "model"))
-    with pytest.raises(ValueError, match="is not a directory"):
+    with pytest.raises(ValueError, match="is neither a directory .* nor a packaged model \\(smollm2\\)"):
         ladder.Settings(model=str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="model_backend must be a non-empty subset"):
         ladder.Settings(model=str(path), model_backend="sglang")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     with pytest.raises(RuntimeError, match="vLLM, which needs a GPU"):
         ladder.ModelRung(ladder.Settings(model=str(path)))
+
+
+def test_the_ladders_model_rung_takes_a_packaged_model(tmp_path, monkeypatch):
+    """--model smollm2: the packaged model through load_pretrained (here a stand-in: a tiny GPT-2 and a character
+    tokenizer whose chat template is the question itself), on the real-model rung's chat arithmetic with the
+    last-integer reward, the HF sampler with one prefill per prompt, on CPU."""
+    import sys
+    from pathlib import Path
+
+    import fadesim.bridge.pretrained as pretrained
+    from fadesim.bridge.tokenizer import CharTokenizer
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import ladder
+
+    class ChatChars(CharTokenizer):
+        def apply_chat_template(self, turns, add_generation_prompt, tokenize):
+            assert add_generation_prompt and not tokenize and turns[0] == {"role": "system", "content": ""}
+            return turns[-1]["content"]
+
+    tok = ChatChars("".join(sorted(set("0123456789 +-?.abcdefghijklmnopqrstuvwxyzWAHS"))))
+    loads = []
+
+    def fake_load(name, **_):
+        loads.append(name)
+        return pretrained.tiny_gpt2(tok.vocab_size, seed=0, n_positions=128), tok
+
+    monkeypatch.setattr(pretrained, "load_pretrained", fake_load)
+    with pytest.raises(ValueError, match="runs with the HF sampler on CPU: add --model-backend hf"):
+        ladder.Settings(model="smollm2")
+    s = ladder.Settings(rungs=("gpt2",), G=4, gpt2_steps=2, gpt2_seeds=4, model="smollm2", model_backend="hf",
+                        model_steps=2, model_max_new_tokens=3, model_prompts_per_step=2, model_lr=1e-3)
+    rung = ladder.ModelRung(s)
+    assert rung.reward_name == "last integer" and rung.make_backend(None).shared_prefix
+    problem = rung.task.sample(np.random.default_rng(0), 1)[0]
+    assert problem.prompt.startswith("What is ") and problem.prompt.endswith("Answer with a number only.")
+    frame = rung.unit({"method": "grpo", "seed": 0})
+    assert sorted(frame.step) == [0, 1] and np.isfinite(frame[["entropy", "pass@1", "geometry"]].to_numpy()).all()
+    assert loads == ["smollm2", "smollm2"]  # the tokenizer once, fresh weights for the unit
 
 
 def _smoke_commands(text: str) -> list[tuple[str, list[str]]]:
