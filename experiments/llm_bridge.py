@@ -239,19 +239,17 @@ def simulate_run(bandit: Bandit, s: Settings, name: str, params: Mapping[str, An
                                       log_every=1, optimizer="adam", lr=s.sim_lr), seeds=[seed]).to_frame()
 
 
-def run_specs(s: Settings, *, by_seed: bool) -> list[dict[str, Any]]:
-    """One unit per (advantage, seed): seed-major when ``by_seed`` (the copy task: each seed is its own model),
-    advantage-major otherwise (one model, seeds of each advantage together)."""
-    ident = identity(s)
+def run_specs(s: Settings, ident: Mapping[str, Any], *, by_seed: bool) -> list[dict[str, Any]]:
+    """One unit per (advantage, seed) under ``ident`` (``identity(s)``): seed-major when ``by_seed`` (the copy task:
+    each seed is its own model), advantage-major otherwise (one model, seeds of each advantage together)."""
     pairs = ([(a, seed) for seed in range(s.seeds) for a in ADVANTAGES] if by_seed
              else [(a, seed) for a in ADVANTAGES for seed in range(s.seeds)])
     return [{"experiment": "llm_bridge", "unit": "run", "advantage": name, "params": params, "seed": seed,
              "settings": ident} for (name, params), seed in pairs]
 
 
-def compare_stored(s: Settings, table: pd.DataFrame, specs: list[dict[str, Any]]) -> tuple[list, list]:
+def compare_stored(table: pd.DataFrame, specs: list[dict[str, Any]]) -> tuple[list, list]:
     """(curves, summary rows) of the stored runs, in the order of ``specs``."""
-
     rows, summary = [], []
     for spec in specs:
         measured, sim = split_run(table[table.unit == unit_key(spec)])
@@ -266,23 +264,29 @@ def run_tiny(s: Settings, store: ResultStore, executor: Executor) -> tuple[pd.Da
     fits the bandit to them, trains the model and simulates the bandit."""
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
+    correct = np.array([[tok.encode(c, bos=False)[0] == v for v in range(tok.vocab_size)] for c in task.symbols])
+    fits: dict[int, tuple[float, Bandit]] = {}  # per seed: its step-0 pass rate and fitted bandit, measured once
+
+    def fit(seed: int) -> tuple[float, Bandit]:
+        if seed not in fits:
+            p0, counts = measure_pass_rates(tiny_gpt2(tok.vocab_size, seed), tok, task,
+                                            samples=s.tiny_measure_samples, seed=seed)
+            fits[seed] = float(p0.mean()), fitted_bandit(counts, correct)
+        return fits[seed]
 
     def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
         seed, name, params = spec["seed"], spec["advantage"], spec["params"]
-        p0, counts = measure_pass_rates(tiny_gpt2(tok.vocab_size, seed), tok, task, samples=s.tiny_measure_samples,
-                                        seed=seed)
-        correct = np.array([[tok.encode(c, bos=False)[0] == v for v in range(tok.vocab_size)] for c in task.symbols])
+        p0, bandit = fit(seed)
         model = tiny_gpt2(tok.vocab_size, seed)
         cfg = BridgeConfig(advantage=name, advantage_params=dict(params), G=s.G, prompts_per_step=s.tiny_prompts_per_step,
                            lr=s.tiny_lr, seed=seed)
         trainer = BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=cfg)
         measured = pd.DataFrame([trainer.step() for _ in tqdm(range(s.steps), leave=False, desc=f"{name} seed {seed}")])
-        sim = simulate_run(fitted_bandit(counts, correct), s, name, params, seed)
-        return run_frame(measured.assign(measured_p0=float(p0.mean())), sim)
+        return run_frame(measured.assign(measured_p0=p0), simulate_run(bandit, s, name, params, seed))
 
-    specs = run_specs(s, by_seed=True)
+    specs = run_specs(s, identity(s), by_seed=True)
     table = run_units(specs, compute, store, "llm_bridge runs", executor)
-    rows, summary = compare_stored(s, table, specs)
+    rows, summary = compare_stored(table, specs)
     p0 = {unit: float(v) for unit, v in table.groupby("unit").measured_p0.first().items()}
     for spec, row in zip(specs, summary):
         row["measured p0"] = p0[unit_key(spec)]
@@ -319,7 +323,8 @@ def run_model(s: Settings, store: ResultStore, executor: Executor) -> tuple[pd.D
               f"load {time.perf_counter() - t0:.1f}s")
         return model
 
-    step0_spec = {"experiment": "llm_bridge", "unit": "step0", "settings": identity(s)}
+    ident = identity(s)  # the model directory's digest, read once
+    step0_spec = {"experiment": "llm_bridge", "unit": "step0", "settings": ident}
 
     def measure(_: Mapping[str, Any]) -> pd.DataFrame:
         model = load()
@@ -373,9 +378,9 @@ def run_model(s: Settings, store: ResultStore, executor: Executor) -> tuple[pd.D
                   f"sampler gap {r.get('sampler_logprob_gap', float('nan')):.2e}", flush=True)
         return run_frame(pd.DataFrame(steps), simulate_run(bandit, s, name, params, seed))
 
-    specs = run_specs(s, by_seed=False)
+    specs = run_specs(s, ident, by_seed=False)
     table = run_units(specs, compute, store, "llm_bridge runs", executor)
-    rows, summary = compare_stored(s, table, specs)
+    rows, summary = compare_stored(table, specs)
     return pd.DataFrame(summary), rows, Path(s.model.rstrip("/")).name
 
 
