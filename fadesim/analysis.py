@@ -7,7 +7,8 @@
 - a **TRL** completions directory (``log_completions=True``: ``completions/completions_{step:05d}.parquet`` with
   ``step``, ``prompt``, ``completion``, one column per reward function, ``advantage``: the advantages its loss used);
 - a **table** (CSV, JSONL or Parquet) with the columns ``step``, ``prompt`` (or ``prompt_id``), ``reward`` and,
-  optionally, ``group`` (group id), ``advantage``, ``logprob``, ``entropy``, ``length``.
+  optionally, ``group`` (group id), ``advantage``, ``logprob`` (the rollout's summed token log-prob), ``entropy``
+  (its mean token entropy, nats) and ``length`` (its response tokens).
 
 Rows are read as a stream, one step at a time (a table's rows must come grouped by step, as trainers write them),
 so a run of millions of rollouts needs the memory of one step. Groups are the rollouts of one prompt within one
@@ -21,7 +22,16 @@ Per step and advantage it reports what ``fadesim.decompose`` gives, as the simul
 group, the sign balance and the ESS, plus the fractions of all-correct and all-wrong groups (rollouts that carried
 no signal under a group-centred advantage). The run's own advantages are the ``advantage`` column where the log
 has one (TRL) and otherwise the estimator named by ``advantage`` (verl: its grpo by default), recomputed; each
-advantage of ``compare`` is computed on the same batches. Per step it also tracks prompts: solved (every rollout
+advantage of ``compare`` is computed on the same batches.
+
+Advantages that read what the policy did need the columns that record it, and are refused where the log lacks them:
+``unlikeliness`` reads each rollout's sequence log-prob (``logprob``: its tokens' log-probs summed); ``fade`` reads
+the entropy signal, which is rebuilt from ``entropy`` (a rollout's mean token entropy, nats) as the trainers build
+it (``fadesim.advantages.calling``): the step's entropy is the token mean, sum(entropy * length) / sum(length)
+(the plain mean over rollouts where the log has no ``length``), the initial entropy is the first logged step's,
+and the signal is their moving average with factor ``entropy_decay`` (0.9, the trainers' default) including the
+current step. On a log of the fadesim bridge (``BridgeConfig(log_rollouts=True)``, which writes these columns)
+this recomputes the advantages the run used; verl's and TRL's logs hold neither column. Per step it also tracks prompts: solved (every rollout
 correct), never solved so far, newly solved (a first correct rollout) and newly lost (no correct rollout where
 the prompt's previous appearance had one).
 
@@ -46,6 +56,8 @@ STEP_COLUMNS = ("step", "advantage", "n_prompts", "n_rollouts", "mean_reward", "
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
 TRL_KNOWN = {"step", "prompt", "completion", "advantage", "image", "images"}
 CHUNK = 100_000  # rows read at a time from a table
+NUMERIC_COLUMNS = ("step", "reward", "advantage", "logprob", "entropy", "length")
+ENTROPY_DECAY = 0.9  # the trainers' default (BridgeConfig, FadesimGRPOTrainer, SimConfig)
 
 
 class AnalysisError(ValueError):
@@ -178,12 +190,15 @@ def _table_steps(path: Path) -> Iterator[pd.DataFrame]:
         if missing:
             raise AnalysisError(f"{where(0)}: missing column(s) {missing}; a table needs step, prompt (or prompt_id), "
                                 "reward")
-        for c in ("step", "reward", "advantage"):
+        for c in NUMERIC_COLUMNS:
             if c in chunk:
                 values = pd.to_numeric(chunk[c], errors="coerce")
                 if values.isna().any():
                     i = int(np.flatnonzero(values.isna().to_numpy())[0])
                     raise AnalysisError(f"{where(i)}: {c} {chunk[c].iloc[i]!r} is not a number")
+                if c in ("entropy", "length") and (values < 0).any():
+                    i = int(np.flatnonzero((values < 0).to_numpy())[0])
+                    raise AnalysisError(f"{where(i)}: {c} {float(values.iloc[i]):g} is negative")
                 chunk[c] = values
         chunk["prompt"] = chunk["prompt"].astype(str)
         if "group" in chunk:
@@ -232,9 +247,22 @@ def read_steps(path: str | Path, *, reward_column: str | None = None) -> tuple[s
 
 
 # ----------------------------------------------------------------------------- one step
-def grouped(step: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray | None]:
-    """(rewards (groups, G_max) 0/1, mask, the groups' prompts, the logged advantages or None): groups are the
-    ``group`` ids where given, else the prompts, in order of first appearance; shorter groups are masked."""
+@dataclass
+class StepGroups:
+    """One step's rollouts as groups: rewards (groups, G_max) 0/1 and its mask (shorter groups are masked), the
+    groups' prompts, and where the log has them the logged advantages and sequence log-probs (same shape) and the
+    step's token-mean entropy."""
+
+    rewards: np.ndarray
+    mask: np.ndarray
+    prompts: list[str]
+    advantage: np.ndarray | None = None
+    logprob: np.ndarray | None = None
+    entropy: float | None = None
+
+
+def grouped(step: pd.DataFrame, threshold: float) -> StepGroups:
+    """A step's rollouts as groups: the ``group`` ids where given, else the prompts, in order of first appearance."""
     key = step["group"] if "group" in step else step["prompt"]
     codes, uniques = pd.factorize(key, sort=False)
     n_groups = len(uniques)
@@ -244,16 +272,25 @@ def grouped(step: pd.DataFrame, threshold: float) -> tuple[np.ndarray, np.ndarra
     position = np.empty(len(codes), dtype=int)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     position[order] = np.arange(len(codes)) - np.repeat(starts, counts)
-    rewards = np.zeros((n_groups, width))
+
+    def table(values: np.ndarray) -> np.ndarray:
+        out = np.zeros((n_groups, width))
+        out[codes, position] = values
+        return out
+
     mask = np.zeros((n_groups, width), dtype=bool)
-    rewards[codes, position] = (step.reward.to_numpy(dtype=float) > threshold).astype(float)
     mask[codes, position] = True
-    adv = None
-    if "advantage" in step:
-        adv = np.zeros((n_groups, width))
-        adv[codes, position] = step.advantage.to_numpy(dtype=float)
-    prompts = step.groupby(codes, sort=True).prompt.first().tolist()
-    return rewards, mask, prompts, adv
+    rewards = table((step.reward.to_numpy(dtype=float) > threshold).astype(float))
+    entropy = None
+    if "entropy" in step:
+        ent = step.entropy.to_numpy(dtype=float)
+        length = step.length.to_numpy(dtype=float) if "length" in step else None
+        entropy = (float((ent * length).sum() / length.sum()) if length is not None and length.sum() > 0
+                   else float(ent.mean()))
+    return StepGroups(rewards, mask, step.groupby(codes, sort=True).prompt.first().tolist(),
+                      advantage=table(step.advantage.to_numpy(dtype=float)) if "advantage" in step else None,
+                      logprob=table(step.logprob.to_numpy(dtype=float)) if "logprob" in step else None,
+                      entropy=entropy)
 
 
 def step_rows(step: int, rewards: np.ndarray, mask: np.ndarray, advantages: Mapping[str, np.ndarray]
@@ -299,47 +336,84 @@ class PromptTracker:
 
 
 # ----------------------------------------------------------------------------- the whole run
-def _advantages_of(step: str, rewards: np.ndarray, mask: np.ndarray, logged: np.ndarray | None, run: str,
+@dataclass
+class EntropySignal:
+    """The entropy signal a trainer gives advantages that read ``signals``, rebuilt from logged step entropies: the
+    first step's entropy is the initial one, the signal their moving average (``smoothed_entropy``), the step the
+    count of steps before this one."""
+
+    decay: float = ENTROPY_DECAY
+    initial: float | None = None
+    smoothed: float | None = None
+    steps: int = 0
+
+    def update(self, entropy: float | None) -> dict[str, float] | None:
+        from fadesim.advantages.calling import smoothed_entropy
+
+        if entropy is None:
+            return None
+        if self.initial is None:
+            self.initial = entropy
+        self.smoothed = smoothed_entropy(self.smoothed, entropy, self.decay)
+        signals = {"entropy": self.smoothed, "initial_entropy": self.initial, "step": self.steps}
+        self.steps += 1
+        return signals
+
+
+def _advantages_of(where: str, groups: StepGroups, signals: Mapping[str, float] | None, run: str,
                    compare: Sequence[tuple[str, str, Mapping[str, Any]]]) -> dict[str, np.ndarray]:
-    import fadesim
+    from fadesim.advantages.calling import AdvantageCall
+
+    def compute(label: str, name: str, params: Mapping[str, Any]) -> np.ndarray:
+        call = AdvantageCall(name, params)
+        entry = call.entry
+        if entry.needs_signals and signals is None:
+            raise AnalysisError(f"{where}: {label} reads the entropy signal {entry.needs_signals}, and the log has no "
+                                "entropy column (each rollout's mean token entropy; the fadesim bridge's "
+                                "log_rollouts writes it, verl and TRL do not)")
+        if entry.needs_logprobs and groups.logprob is None:
+            raise AnalysisError(f"{where}: {label} reads each rollout's log-prob, and the log has no logprob column "
+                                "(the rollout's summed token log-prob; the fadesim bridge's log_rollouts writes it)")
+        return np.asarray(call(groups.rewards, mask=groups.mask, signals=signals, logprobs=groups.logprob))
 
     out: dict[str, np.ndarray] = {}
-    if rewards.shape[1] < 2 and logged is None:
-        raise AnalysisError(f"{step}: every group has one rollout (a prompt sampled once); group advantages need "
+    if groups.rewards.shape[1] < 2 and groups.advantage is None:
+        raise AnalysisError(f"{where}: every group has one rollout (a prompt sampled once); group advantages need "
                             "G >= 2 rollouts per prompt (or a group column)")
-    if logged is not None:
-        out["run (logged)"] = logged
+    if groups.advantage is not None:
+        out["run (logged)"] = groups.advantage
     else:
-        out[f"run ({run}, recomputed)"] = np.asarray(fadesim.get(run)(rewards, mask=mask))
+        out[f"run ({run}, recomputed)"] = compute(f"--advantage {run}", run, {})
     for label, name, params in compare:
-        entry = fadesim.info(name)
-        if entry.needs_signals or entry.needs_logprobs:
-            raise AnalysisError(f"--compare {label}: it reads training signals or log-probs, which rollout logs do not "
-                                "hold; compare advantages that need rewards only")
-        out[label] = np.asarray(fadesim.get(name, **dict(params))(rewards, mask=mask))
+        out[label] = compute(f"--compare {label}", name, params)
     return out
 
 
 def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compare: str = "",
             threshold: float = 0.5, reward_column: str | None = None, forecast: bool = True,
-            progress: bool = True) -> dict[str, Any]:
+            progress: bool = True, entropy_decay: float = ENTROPY_DECAY) -> dict[str, Any]:
     """Analyse a run's rollout log into ``out`` (see the module docstring); returns the tables and paths."""
     from tqdm.auto import tqdm
 
     from fadesim.literature import parse_advantages
 
+    if not 0.0 <= entropy_decay < 1.0:
+        raise AnalysisError(f"entropy_decay must lie in [0, 1); got {entropy_decay}")
     comparisons = parse_advantages(compare) if compare else []
     kind, steps = read_steps(path, reward_column=reward_column)
     tracker = PromptTracker()
+    signal = EntropySignal(entropy_decay)
     rows, prompt_rows, first_groups = [], [], None
     for step in tqdm(steps, desc=f"analysing {kind} run", unit="step", disable=not progress):
         if step.empty:
             continue
-        rewards, mask, prompts, logged = grouped(step, threshold)
+        groups = grouped(step, threshold)
+        rewards, mask, prompts = groups.rewards, groups.mask, groups.prompts
         if first_groups is None:
             first_groups = (rewards, mask)
         s = int(step.step.iloc[0])
-        rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", rewards, mask, logged, advantage, comparisons))
+        rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", groups, signal.update(groups.entropy),
+                                                           advantage, comparisons))
         # a prompt's pass rate over all its groups of the step (verl and TRL can draw a prompt twice in a step)
         per_prompt = pd.DataFrame({"prompt": prompts, "k": (rewards * mask).sum(1), "n": mask.sum(1)}).groupby(
             "prompt", sort=False).sum()

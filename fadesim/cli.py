@@ -401,13 +401,16 @@ def build_parser() -> argparse.ArgumentParser:
     z = sub.add_parser("analyze", help="decompose what a verl / TRL run's advantages did, from its rollout logs",
                        description="Read a verl rollout directory (trainer.rollout_data_dir), a TRL output directory "
                        "(log_completions=True) or a CSV / JSONL / Parquet table (step, prompt or prompt_id, reward; "
-                       "optional group, advantage) and write steps.csv, prompts.csv, report.md and analysis.png.")
+                       "optional group, advantage, logprob, entropy, length) and write steps.csv, prompts.csv, "
+                       "report.md and analysis.png.")
     z.add_argument("path", help="the rollout directory or table")
     z.add_argument("--out", required=True, help="output folder (replaced when complete)")
     z.add_argument("--advantage", default="grpo", help="the run's estimator, recomputed where the log has no "
                    "advantage column (default grpo)")
     z.add_argument("--compare", default="", help="registered advantages computed on the same batches, e.g. "
-                   "focal,w_reinforce:lam=0.1")
+                   "focal,w_reinforce:lam=0.1; fade needs an entropy column, unlikeliness a logprob column")
+    z.add_argument("--entropy-decay", type=float, default=0.9, help="moving-average factor of the entropy signal "
+                   "rebuilt for fade (default 0.9, the trainers')")
     z.add_argument("--threshold", type=float, default=0.5, help="a rollout is correct when its reward exceeds this")
     z.add_argument("--reward-column", help="TRL: which reward function's column (needed when there are several)")
     z.add_argument("--no-forecast", action="store_true", help="skip the simulator's forecast")
@@ -419,7 +422,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 
     try:
         res = analyze(args.path, args.out, advantage=args.advantage, compare=args.compare, threshold=args.threshold,
-                      reward_column=args.reward_column, forecast=not args.no_forecast)
+                      reward_column=args.reward_column, forecast=not args.no_forecast,
+                      entropy_decay=args.entropy_decay)
     except AnalysisError as err:
         raise CLIError(str(err)) from None
     print((res["out"] / "report.md").read_text(), end="")

@@ -129,6 +129,8 @@ def test_the_prompt_tracker():
      '{"step": 1, "prompt": "b", "reward": 0}\n', "line 5: rows of step 1 come after another step's"),
     ('{"step": 1, "prompt": "a", "reward": 1}\n{"step": 1, "prompt": "b", "reward": 0}\n',
      "step 1: every group has one rollout"),
+    ('{"step": 1, "prompt": "a", "reward": 1, "entropy": 0.5}\n{"step": 1, "prompt": "a", "reward": 0, "entropy": -0.1}\n',
+     "line 2: entropy -0.1 is negative"),
 ])
 def test_bad_rows_name_the_file_and_line_and_leave_nothing_behind(tmp_path, text, message):
     path = tmp_path / "run.jsonl"
@@ -165,7 +167,45 @@ def test_the_command_prints_the_report_and_refuses_bad_input(tmp_path, capsys):
     assert main(["analyze", str(tmp_path / "missing.csv"), "--out", str(tmp_path / "o2")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
     assert main(["analyze", str(path), "--out", str(tmp_path / "o3"), "--compare", "fade"]) == 2
-    assert "reads training signals or log-probs" in capsys.readouterr().err
+    assert "step 1: --compare fade reads the entropy signal" in capsys.readouterr().err
+    assert main(["analyze", str(path), "--out", str(tmp_path / "o3"), "--compare", "unlikeliness"]) == 2
+    assert "--compare unlikeliness reads each rollout's log-prob, and the log has no logprob column" in (
+        capsys.readouterr().err)
+    assert main(["analyze", str(path), "--out", str(tmp_path / "o3"), "--advantage", "fade"]) == 2
+    assert "--advantage fade reads the entropy signal" in capsys.readouterr().err
+    assert main(["analyze", str(path), "--out", str(tmp_path / "o3"), "--entropy-decay", "1"]) == 2
+    assert "entropy_decay must lie in [0, 1); got 1.0" in capsys.readouterr().err
+    assert not (tmp_path / "o3").exists()
+
+
+def test_fade_and_unlikeliness_read_the_logged_entropy_and_logprobs(tmp_path):
+    # three steps of 3 prompts x 4 rollouts with logged entropies, lengths and log-probs: the step entropy is the
+    # token mean (entropy weighted by length), the initial entropy the first step's, the signal their moving
+    # average including the current step (decay 0.5 here)
+    rng = np.random.default_rng(0)
+    r = np.array([[[1, 1, 0, 1], [0, 0, 0, 0], [1, 1, 1, 1]], [[1, 0, 0, 0], [0, 1, 1, 0], [1, 1, 0, 1]],
+                  [[0, 0, 0, 1], [1, 1, 1, 0], [0, 1, 0, 1]]], dtype=float)
+    frame = pd.DataFrame([{"step": s + 1, "prompt": "abc"[b], "reward": r[s, b, g]}
+                          for s in range(3) for b in range(3) for g in range(4)])
+    frame["entropy"] = rng.uniform(0.5, 1.5, len(frame)) * frame.step.map({1: 1.0, 2: 0.5, 3: 0.2})  # falling
+    frame["length"] = rng.integers(1, 9, len(frame))
+    frame["logprob"] = -rng.uniform(0.5, 20.0, len(frame))
+    analyze(_write(frame, tmp_path / "run.parquet"), tmp_path / "out", compare="fade:lam_neg_exploit=0.1,unlikeliness",
+            forecast=False, progress=False, entropy_decay=0.5)
+    steps = pd.read_csv(tmp_path / "out" / "steps.csv").set_index(["advantage", "step"])
+    h = [float((part.entropy * part.length).sum() / part.length.sum()) for _, part in frame.groupby("step")]
+    signal = [h[0], 0.5 * h[0] + 0.5 * h[1], 0.25 * h[0] + 0.25 * h[1] + 0.5 * h[2]]
+    fade, unlikely = fadesim.get("fade", lam_neg_exploit=0.1), fadesim.get("unlikeliness")
+    for s in range(3):
+        want = fadesim.decompose(fade(r[s], signals={"entropy": signal[s], "initial_entropy": h[0]}), r[s])
+        got = steps.loc[("fade:lam_neg_exploit=0.1", s + 1)]
+        assert got.positive_mass == pytest.approx(float(want.total_positive) / 3, rel=1e-9)
+        assert got.negative_mass == pytest.approx(float(want.total_negative) / 3, rel=1e-9)
+        logprobs = frame[frame.step == s + 1].logprob.to_numpy().reshape(3, 4)
+        u = fadesim.decompose(unlikely(r[s], logprobs=logprobs), r[s])
+        assert steps.loc[("unlikeliness", s + 1)].positive_mass == pytest.approx(float(u.total_positive) / 3)
+    # the schedule moved: eta = signal / initial entropy falls below 1, so the negative weight moves off its start
+    assert signal[0] / h[0] == 1 and 0 < signal[2] / h[0] < signal[1] / h[0] < 0.9
 
 
 def test_the_forecast_is_calibrated_to_the_first_step(tmp_path):

@@ -33,7 +33,7 @@ def make_trainer(advantage="grpo", **cfg):
     task = CopyTask()
     tok = CharTokenizer(task.alphabet)
     model = tiny_model(tok.vocab_size)
-    config = BridgeConfig(advantage=advantage, G=8, prompts_per_step=16, lr=1e-2, **cfg)
+    config = BridgeConfig(**{"advantage": advantage, "G": 8, "prompts_per_step": 16, "lr": 1e-2, **cfg})
     return BridgeTrainer(model, HFBackend(model, tok, max_new_tokens=1), task, config=config)
 
 
@@ -93,6 +93,25 @@ def test_fade_gets_its_signals_from_the_trainer():
     assert row["initial_entropy"] == pytest.approx(row["entropy"])
     row = tr.step()
     assert row["entropy_signal"] != row["initial_entropy"]
+
+
+def test_analyze_recomputes_fades_advantages_from_the_bridges_rollout_log(tmp_path):
+    from fadesim.analysis import analyze
+
+    tr = make_trainer("fade", log_rollouts=True, advantage_params={"lam_neg_exploit": 0.1}, lr=5e-2,
+                      entropy_decay=0.5)
+    rows = [tr.step() for _ in range(5)]
+    assert rows[-1]["entropy_signal"] < 0.95 * rows[-1]["initial_entropy"]  # the schedule has moved
+    pd.DataFrame(tr.rollout_log).to_csv(tmp_path / "run.csv", index=False)
+    analyze(tmp_path / "run.csv", tmp_path / "out", compare="fade:lam_neg_exploit=0.1,fade", forecast=False,
+            progress=False, entropy_decay=0.5)
+    steps = pd.read_csv(tmp_path / "out" / "steps.csv")
+    logged = steps[steps.advantage == "run (logged)"].set_index("step")
+    for label, same in (("fade:lam_neg_exploit=0.1", True), ("fade", False)):
+        again = steps[steps.advantage == label].set_index("step")
+        close = np.isclose(again.negative_mass, logged.negative_mass, rtol=1e-5, atol=1e-7)
+        assert close.all() if same else not close[-1], label  # the run's own settings, not the defaults
+        np.testing.assert_allclose(again.positive_mass, logged.positive_mass, rtol=1e-5, atol=1e-7)
 
 
 class _StubBackend:
