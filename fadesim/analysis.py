@@ -51,7 +51,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-STEP_COLUMNS = ("step", "advantage", "n_prompts", "n_rollouts", "mean_reward", "all_correct_groups",
+STEP_COLUMNS = ("step", "advantage", "n_prompts", "n_groups", "n_rollouts", "mean_reward", "all_correct_groups",
                 "all_wrong_groups", "positive_mass", "negative_mass", "sign_balance", "ess")
 TABLE_SUFFIXES = (".csv", ".jsonl", ".parquet")
 TRL_KNOWN = {"step", "prompt", "completion", "advantage", "image", "images"}
@@ -293,15 +293,18 @@ def grouped(step: pd.DataFrame, threshold: float) -> StepGroups:
                       entropy=entropy)
 
 
-def step_rows(step: int, rewards: np.ndarray, mask: np.ndarray, advantages: Mapping[str, np.ndarray]
-              ) -> list[dict[str, Any]]:
-    """One row per advantage (STEP_COLUMNS) of one step's groups."""
+def step_rows(step: int, rewards: np.ndarray, mask: np.ndarray, advantages: Mapping[str, np.ndarray],
+              prompts: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One row per advantage (STEP_COLUMNS) of one step's groups: ``n_prompts`` counts the distinct ``prompts``
+    of the groups (a prompt drawn twice in a step is one prompt, two groups; every group its own prompt where
+    ``prompts`` is not given), ``n_groups`` the groups."""
     import fadesim
     from fadesim.advantages.calling import mass_metrics
 
     n = mask.sum(axis=1)
     k = (rewards * mask).sum(axis=1)
-    base = {"step": int(step), "n_prompts": int(len(n)), "n_rollouts": int(n.sum()),
+    n_prompts = len(set(prompts)) if prompts is not None else len(n)
+    base = {"step": int(step), "n_prompts": int(n_prompts), "n_groups": int(len(n)), "n_rollouts": int(n.sum()),
             "mean_reward": float(k.sum() / n.sum()), "all_correct_groups": float(np.mean(k == n)),
             "all_wrong_groups": float(np.mean(k == 0))}
     rows = []
@@ -413,7 +416,7 @@ def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compa
             first_groups = (rewards, mask)
         s = int(step.step.iloc[0])
         rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", groups, signal.update(groups.entropy),
-                                                           advantage, comparisons))
+                                                           advantage, comparisons), prompts)
         # a prompt's pass rate over all its groups of the step (verl and TRL can draw a prompt twice in a step)
         per_prompt = pd.DataFrame({"prompt": prompts, "k": (rewards * mask).sum(1), "n": mask.sum(1)}).groupby(
             "prompt", sort=False).sum()

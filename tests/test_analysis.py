@@ -38,7 +38,8 @@ def test_a_hand_made_run_gives_the_hand_computed_numbers(tmp_path):
     steps = pd.read_csv(tmp_path / "out" / "steps.csv")
     assert list(steps.columns) == list(STEP_COLUMNS) and len(steps) == 2 * 2
     first = steps[(steps.step == 1) & (steps.advantage == "run (grpo, recomputed)")].iloc[0]
-    assert (first.n_prompts, first.n_rollouts) == (3, 12) and first.mean_reward == pytest.approx(7 / 12)
+    assert (first.n_prompts, first.n_groups, first.n_rollouts) == (3, 3, 12)
+    assert first.mean_reward == pytest.approx(7 / 12)
     assert first.all_correct_groups == pytest.approx(1 / 3) and first.all_wrong_groups == pytest.approx(1 / 3)
     r = np.array([[1, 1, 0, 1], [0, 0, 0, 0], [1, 1, 1, 1]], dtype=float)
     d = fadesim.decompose(fadesim.get("grpo")(r), r)
@@ -81,7 +82,7 @@ def test_group_ids_logged_advantages_and_the_threshold(tmp_path):
     steps = res["steps"]
     assert set(steps.advantage) == {"run (logged)"}
     second = steps[steps.step == 2].iloc[0]
-    assert second.n_prompts == 2  # the group ids, not the prompt, define the groups
+    assert (second.n_prompts, second.n_groups) == (1, 2)  # the group ids, not the prompt, define the groups
     assert second.mean_reward == pytest.approx(4 / 5)  # 0.2 > 0.1 counts as correct
     adv = np.linspace(-1, 1, len(ROWS))[12:]
     positive = adv[adv > 0].sum()
@@ -106,7 +107,7 @@ def test_a_prompt_drawn_twice_in_a_step_is_tracked_as_one_prompt(tmp_path):
     rows = ([(1, "a", 1.0), (1, "a", 0.0)] + [(2, "a", 0.0)] * 2 + [(2, "a", 1.0), (2, "a", 0.0)])
     frame = pd.DataFrame(rows, columns=["step", "prompt", "reward"]).assign(group=["1", "1", "2", "2", "3", "3"])
     res = analyze(_write(frame, tmp_path / "run.csv"), tmp_path / "out", forecast=False, progress=False)
-    assert res["steps"][res["steps"].step == 2].n_prompts.tolist() == [2]
+    assert res["steps"][res["steps"].step == 2][["n_prompts", "n_groups"]].values.tolist() == [[1, 2]]
     second = res["prompts"].iloc[1]
     assert (second.n_prompts, second.newly_lost, second.pass_rate_bin2) == (1, 0, 1.0)  # 1 of 4 right: 0.25
 
