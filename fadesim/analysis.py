@@ -36,7 +36,8 @@ correct), never solved so far, newly solved (a first correct rollout) and newly 
 the prompt's previous appearance had one).
 
 Outputs, written to a temporary folder and moved into place only when complete: ``steps.csv`` (one row per step x
-advantage), ``prompts.csv`` (one row per step), ``report.md`` and ``analysis.png``.
+advantage), ``prompts.csv`` (one row per step; with the step's entropy, the smoothed signal and its ratio to the
+first step's where the log has entropies), ``report.md`` and ``analysis.png``.
 """
 
 from __future__ import annotations
@@ -415,12 +416,17 @@ def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compa
         if first_groups is None:
             first_groups = (rewards, mask)
         s = int(step.step.iloc[0])
-        rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", groups, signal.update(groups.entropy),
-                                                           advantage, comparisons), prompts)
+        signals = signal.update(groups.entropy)
+        rows += step_rows(s, rewards, mask, _advantages_of(f"{path}, step {s}", groups, signals, advantage, comparisons),
+                          prompts)
         # a prompt's pass rate over all its groups of the step (verl and TRL can draw a prompt twice in a step)
         per_prompt = pd.DataFrame({"prompt": prompts, "k": (rewards * mask).sum(1), "n": mask.sum(1)}).groupby(
             "prompt", sort=False).sum()
         prompt_rows.append(tracker.update(s, per_prompt.index.tolist(), (per_prompt.k / per_prompt.n).to_numpy()))
+        if signals is not None:  # the log has entropies: the step's token mean and the signal FADE would read
+            prompt_rows[-1].update(entropy=groups.entropy, entropy_signal=signals["entropy"],
+                                   entropy_ratio=signals["entropy"] / signals["initial_entropy"]
+                                   if signals["initial_entropy"] > 0 else 1.0)
     if not rows:
         raise AnalysisError(f"{path}: no rollouts found")
     table = pd.DataFrame(rows)[list(STEP_COLUMNS)]
@@ -485,6 +491,11 @@ def _report(path: Any, kind: str, table: pd.DataFrame, prompts: pd.DataFrame, pr
               f"({run.all_correct_groups.mean():.1%} all correct, {run.all_wrong_groups.mean():.1%} all wrong).",
               f"Prompts: {int(prompts.newly_solved.sum())} newly solved and {int(prompts.newly_lost.sum())} newly lost "
               f"over the run; {int(prompts.never_solved.iloc[-1])} never solved by the last step."]
+    if "entropy" in prompts and prompts.entropy.notna().all():
+        low = prompts.entropy_ratio.idxmin()
+        lines += [f"Entropy (the token mean of the log's entropies, nats): {prompts.entropy.iloc[0]:.3f} at the first "
+                  f"step, {prompts.entropy.iloc[-1]:.3f} at the last; the smoothed signal over the first step's value "
+                  f"(FADE's eta) fell to {prompts.entropy_ratio.min():.3f} (step {int(prompts.step[low])})."]
     if prediction is not None:
         observed = run.mean_reward.to_numpy()
         predicted = np.interp(np.arange(len(observed)), prediction.step.to_numpy(),

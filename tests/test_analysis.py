@@ -207,6 +207,12 @@ def test_fade_and_unlikeliness_read_the_logged_entropy_and_logprobs(tmp_path):
         assert steps.loc[("unlikeliness", s + 1)].positive_mass == pytest.approx(float(u.total_positive) / 3)
     # the schedule moved: eta = signal / initial entropy falls below 1, so the negative weight moves off its start
     assert signal[0] / h[0] == 1 and 0 < signal[2] / h[0] < signal[1] / h[0] < 0.9
+    # prompts.csv and the report carry the step entropies and the signal
+    per_step = pd.read_csv(tmp_path / "out" / "prompts.csv")
+    np.testing.assert_allclose(per_step.entropy, h, rtol=1e-12)
+    np.testing.assert_allclose(per_step.entropy_signal, signal, rtol=1e-12)
+    np.testing.assert_allclose(per_step.entropy_ratio, np.array(signal) / h[0], rtol=1e-12)
+    assert f"fell to {signal[2] / h[0]:.3f} (step 3)" in (tmp_path / "out" / "report.md").read_text()
 
 
 def test_the_forecast_is_calibrated_to_the_first_step(tmp_path):
