@@ -22,7 +22,9 @@ Per step and advantage it reports what ``fadesim.decompose`` gives, as the simul
 group, the sign balance and the ESS, plus the fractions of all-correct and all-wrong groups (rollouts that carried
 no signal under a group-centred advantage). The run's own advantages are the ``advantage`` column where the log
 has one (TRL) and otherwise the estimator named by ``advantage`` (verl: its grpo by default), recomputed; each
-advantage of ``compare`` is computed on the same batches.
+advantage of ``compare`` is computed on the same batches. Per step it also tracks prompts: solved (every rollout
+correct), never solved so far, newly solved (a first correct rollout) and newly lost (no correct rollout where
+the prompt's previous appearance had one).
 
 Advantages that read what the policy did need the columns that record it, and are refused where the log lacks them:
 ``unlikeliness`` reads each rollout's sequence log-prob (``logprob``: its tokens' log-probs summed); ``fade`` reads
@@ -31,9 +33,9 @@ it (``fadesim.advantages.calling``): the step's entropy is the token mean, sum(e
 (the plain mean over rollouts where the log has no ``length``), the initial entropy is the first logged step's,
 and the signal is their moving average with factor ``entropy_decay`` (0.9, the trainers' default) including the
 current step. On a log of the fadesim bridge (``BridgeConfig(log_rollouts=True)``, which writes these columns)
-this recomputes the advantages the run used; verl's and TRL's logs hold neither column. Per step it also tracks prompts: solved (every rollout
-correct), never solved so far, newly solved (a first correct rollout) and newly lost (no correct rollout where
-the prompt's previous appearance had one).
+this recomputes the advantages the run used, provided the log starts at the run's first step (a log of a later
+stretch starts the signal afresh, so FADE's schedule differs from the trainer's); verl's and TRL's logs hold
+neither column.
 
 Outputs, written to a temporary folder and moved into place only when complete: ``steps.csv`` (one row per step x
 advantage), ``prompts.csv`` (one row per step; with the step's entropy, the smoothed signal and its ratio to the
