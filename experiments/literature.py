@@ -19,12 +19,14 @@ tune on; a user's own files in the same schema go through the same command.
     python experiments/literature.py --task bandit --optimizer adam     # another task family / optimizer
     python experiments/literature.py --full --match pass@1              # at matched pass@1 instead of matched step
     python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1   # families side by side
+    python experiments/literature.py --full --task sharpen --optimizer adam --sharpen-scale 0.3 --prompts-per-step 1
+                                                                        # a prompt mini-batch (sharpen only)
 
 ``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale) on every setting (resumable units
 under --out), prints each one's score, then the leave-one-setting-out estimate: for each setting, the entry with the
 best sign agreement on the *other* settings, scored on the held-out one; per task family and optimizer (choosing
 only the sharpen scale) and over all entries (choosing the family too). It writes
-paper_figures/literature_compare[_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
+paper_figures/literature_compare[_bB][_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
 """
 
 from __future__ import annotations
@@ -160,7 +162,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         print(f"leave-one-setting-out, {family}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%)  [{picks}]")
         loso_rows.append({"family": family, "agree": agree, "total": total})
     out = Path(args.figures)
-    stem = f"literature_compare{MATCH_SUFFIX[settings.match]}_{suffix}"
+    batch = f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
+    stem = f"literature_compare{batch}{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
     write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
     best = best_config(scores)
@@ -202,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         comps.append(c.assign(setting=setting))
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
+    scale += f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
     stem = f"literature_{settings.task}{scale}_{settings.optimizer}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)

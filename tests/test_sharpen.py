@@ -139,7 +139,75 @@ def test_sharpening_crosses_where_the_first_order_theory_says_and_the_bandit_doe
                for k in ks) > 0
 
 
+@pytest.mark.parametrize("advantage", ["grpo", "fade"])
+def test_numpy_and_jax_agree_on_a_prompt_mini_batch(advantage):
+    task = make_task("sharpen", sharpen_scale=0.5, prompts_per_step=5, **SMALL)
+    assert_jax_equals_numpy(task, SimConfig(advantage=advantage, G=4, steps=20, log_every=10), 5, rtol=1e-5,
+                            atol=1e-5)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_a_mini_batch_step_is_the_full_step_of_the_drawn_prompts_alone(optimizer):
+    """One step of a task drawing B = 5 of 24 prompts equals one step of the task made of those 5 prompts alone
+    (same rollouts): the advantage sees the drawn groups only (every registered advantage is computed group by group,
+    so a user's batch-level one, reward minus the batch's mean reward, checks that), the update is their mean, the
+    undrawn prompts' logits do not move, and the logged masses are per drawn group."""
+    import fadesim
+    from fadesim.sim.step import initial_state, train_step
+    from fadesim.tasks.sharpen import Sharpen
+
+    def batch_centred(rewards, *, mask=None, signals=None, logprobs=None):
+        valid = np.ones(rewards.shape, bool) if mask is None else mask
+        return np.where(valid, rewards - rewards[valid].mean(), 0.0)
+
+    fadesim.register("_batch_centred_test", batch_centred, paper="user", replace=True)
+
+    B, G = 5, 4
+    task = make_task("sharpen", sharpen_scale=0.7, prompts_per_step=B, **SMALL)
+    rng = np.random.default_rng(4)
+    u = rng.random(task.uniform_shape(G))
+    assert u.shape == (24, G + 1)
+    drawn = np.sort(np.argsort(u[:, G])[:B])
+    sub = Sharpen(logits0=task.logits0[drawn], correct=task.correct[drawn], sharpen_scale=0.7)
+    # Adam divides a gradient entry by its own size: an entry that is zero up to rounding in one computation (N / B
+    # times 1 / (G N) vs 1 / (G B)) can be 1e-17 in the other, which Adam turns into a step of about lr 1e-17 / eps
+    atol = 1e-15 if optimizer == "sgd" else 1e-10
+    try:
+        for advantage in ("grpo", "psr", "_batch_centred_test"):
+            cfg = SimConfig(advantage=advantage, G=G, optimizer=optimizer, lr=0.1)
+            state, batch = train_step(task, cfg, initial_state(task, cfg, np, np.float64), u, {}, np)
+            s_state, s_batch = train_step(sub, cfg, initial_state(sub, cfg, np, np.float64), u[drawn, :G], {}, np)
+            assert state["params"]["s"] == pytest.approx(s_state["params"]["s"], rel=1e-12, abs=atol)
+            np.testing.assert_allclose(state["params"]["theta"][drawn], s_state["params"]["theta"], rtol=1e-12,
+                                       atol=atol)
+            undrawn = np.setdiff1d(np.arange(24), drawn)
+            np.testing.assert_array_equal(state["params"]["theta"][undrawn], 0.0)
+            for name in ("reward_mean", "positive_mass", "negative_mass", "sign_balance", "hardness", "ess"):
+                assert batch[name] == pytest.approx(s_batch[name], rel=1e-12, abs=1e-15), (advantage, name)
+    finally:
+        fadesim.unregister("_batch_centred_test")
+
+
+def test_a_mini_batch_draws_every_prompt_equally_often():
+    """Exactly B prompts a step, each drawn with frequency B / N (4 standard errors over 4000 steps)."""
+    B, N = 6, 24
+    task = make_task("sharpen", prompts_per_step=B, **SMALL)
+    params = task.init_params(np, np.float64)
+    rng = np.random.default_rng(0)
+    counts = np.zeros(N)
+    for _ in range(4000):
+        w = task.rollout(params, rng.random(task.uniform_shape(3)), np)["group_weight"]
+        assert (w > 0).sum() == B and set(np.unique(w)) == {0.0, N / B}
+        counts += w > 0
+    p = B / N
+    se = np.sqrt(4000 * p * (1 - p))
+    assert np.abs(counts - 4000 * p).max() < 4 * se
+
+
 def test_bad_sharpen_settings_are_refused():
+    for bad in (-1, 25, 2.5, True):
+        with pytest.raises(ValueError, match="prompts_per_step must be an integer in"):
+            make_task("sharpen", prompts_per_step=bad, **SMALL)
     with pytest.raises(ValueError, match="sharpen_scale must be a finite number >= 0"):
         make_task("sharpen", sharpen_scale=-1.0)
     with pytest.raises(ValueError, match="sharpen_scale must be a finite number >= 0"):

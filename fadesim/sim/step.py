@@ -39,8 +39,9 @@ def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
     (``fadesim.advantages.calling.AdvantageCall``, the rule every trainer uses)."""
     bound = AdvantageCall(cfg.advantage, cfg.advantage_params)
 
-    def call(rewards: Any, signals: Mapping[str, Any], logprobs: Any, overrides: Mapping[str, Any]) -> Any:
-        return bound(rewards, signals=signals, logprobs=logprobs, **dict(overrides))
+    def call(rewards: Any, signals: Mapping[str, Any], logprobs: Any, overrides: Mapping[str, Any],
+             mask: Any = None) -> Any:
+        return bound(rewards, signals=signals, logprobs=logprobs, mask=mask, **dict(overrides))
 
     return call
 
@@ -77,34 +78,46 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
     else:  # (an O(N K) pass saved each step; the signal is then never read)
         ema = state["entropy_ema"]
     signals = {"entropy": ema, "initial_entropy": state["initial_entropy"], "step": state["step"]}
-    adv = advantage_call(cfg)(rewards, signals, logp_old, adv_hp)
+    # a prompt mini-batch (a task whose rollout returns ``group_weight``, e.g. ``make_sharpen(prompts_per_step=B)``):
+    # the groups not drawn this step are masked out of the advantage (the registry's contract: masked entries are 0,
+    # and a batch statistic sees the drawn groups only) and of the decomposition; ``group_weight`` (N / B on the
+    # drawn groups) makes the update the mean over the drawn groups, as a trainer's loss over its batch is
+    gw = ro.get("group_weight")
+    mask = None if gw is None else xp.broadcast_to((gw > 0)[:, None], rewards.shape)
+    adv = advantage_call(cfg)(rewards, signals, logp_old, adv_hp, mask)
+    scale = 1.0 if gw is None else gw[:, None]
     use_kl = cfg.kl_beta != 0 or "kl_beta" in hp
     logp_ref = task.logprob(state["ref_params"], actions, xp) if use_kl else None
     grad_norm = clip_fraction = None
     for epoch in range(cfg.epochs):
         logp = logp_old if epoch == 0 else task.logprob(params, actions, xp)
-        weights = adv
+        weights = adv * scale
         clipped = xp.zeros(adv.shape, dtype=bool)
         if cfg.ppo:
             ratio = xp.exp(logp - logp_old)
             clipped = ((adv > 0) & (ratio > 1.0 + update_hp["eps_high"])) | (
                 (adv < 0) & (ratio < 1.0 - update_hp["eps_low"]))
-            weights = xp.where(clipped, 0.0, adv * ratio)
+            weights = xp.where(clipped, 0.0, adv * scale * ratio)
         if use_kl:
-            weights = weights - update_hp["kl_beta"] * (logp - logp_ref)
+            weights = weights - update_hp["kl_beta"] * (logp - logp_ref) * scale
         grads = task.score(params, actions, weights, xp)
         if epoch == 0 and metrics:
             grad_norm = xp.sqrt(sum(xp.sum(g * g) for g in grads.values()))
         if metrics:
-            clip_fraction = xp.mean(clipped.astype(adv.dtype))
+            clip_fraction = (xp.mean(clipped.astype(adv.dtype)) if mask is None
+                             else xp.sum((clipped & mask).astype(adv.dtype)) / xp.sum(mask.astype(adv.dtype)))
         params, opt = update(grads, opt, params, update_hp["lr"], xp)
     new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
     if not metrics:
         return new_state, {}
-    d = decompose(adv, rewards)
-    n = rewards.shape[0]
+    d = decompose(adv, rewards, mask=mask)
+    if mask is None:
+        n, reward_mean = rewards.shape[0], xp.mean(rewards)
+    else:  # the drawn groups'
+        n = xp.sum((gw > 0).astype(rewards.dtype))
+        reward_mean = xp.sum(xp.where(mask, rewards, 0.0)) / (n * rewards.shape[1])
     batch = {
-        "reward_mean": xp.mean(rewards),
+        "reward_mean": reward_mean,
         **mass_metrics(d, n),
         "grad_norm": grad_norm,
         "clip_fraction": clip_fraction,

@@ -20,6 +20,14 @@ push away from the sampled wrong answers under NSR, which a per-entry normaliser
 each step) and the second-order noise. How much that separates them on published settings is measured in
 ``paper_figures/README.md`` (little).
 
+``prompts_per_step`` = B (0: every prompt, the default) trains on a mini-batch: each step draws B of the N prompts
+without replacement (from one more column of uniforms, ``uniform_shape`` (N, G + 1)), and only their groups carry
+advantage (the others are masked out of it, so a batch statistic sees the drawn groups alone) and gradient, each
+weighted N / B so the update is the mean over the drawn groups. This is how an LLM trainer sees its data, and it is
+what sets the per-step signal-to-noise ratio of the shared direction: with B G rollouts a step, the drift of s
+per step over its noise is about sqrt(B G) times the per-rollout ratio, which differs between the signs (measured in
+``paper_figures/README.md``); under Adam that ratio, not the mean alone, sets how fast s moves when it is below 1.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -41,7 +49,23 @@ class Sharpen(Bandit):
 
     sharpen_scale: float = 1.0
     tabular: bool = True
+    prompts_per_step: int = 0  # B: prompts drawn per step (0: all)
     name: str = "sharpen"
+
+    def uniform_shape(self, G: int) -> tuple[int, ...]:
+        return (self.n_prompts, G + 1) if self.prompts_per_step else (self.n_prompts, G)
+
+    def rollout(self, params: dict[str, Any], u: Any, xp: Any) -> dict[str, Any]:
+        if not self.prompts_per_step:
+            return super().rollout(params, u, xp)
+        G = u.shape[-1] - 1
+        out = super().rollout(params, u[:, :G], xp)
+        # the B prompts with the smallest draw uniforms: B of N without replacement, every subset equally likely
+        rank = xp.argsort(xp.argsort(u[:, G]))
+        drawn = rank < self.prompts_per_step
+        weight = self.n_prompts / self.prompts_per_step
+        out["group_weight"] = xp.where(drawn, xp.asarray(weight, dtype=u.dtype), xp.asarray(0.0, dtype=u.dtype))
+        return out
 
     def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
         params = {"s": xp.zeros((), dtype=dtype)}
@@ -74,6 +98,7 @@ def make_sharpen(
     *,
     sharpen_scale: float = 1.0,
     tabular: bool = True,
+    prompts_per_step: int = 0,
     spread: float | None = None,
     prior: str = "normal",
     zipf_exponent: float = 1.0,
@@ -85,12 +110,16 @@ def make_sharpen(
         raise ValueError(f"sharpen_scale must be a finite number >= 0; got {sharpen_scale!r}")
     if not isinstance(tabular, (bool, np.bool_)):
         raise ValueError(f"tabular must be True or False; got {tabular!r}")
+    if isinstance(prompts_per_step, bool) or int(prompts_per_step) != prompts_per_step or not (
+            0 <= prompts_per_step <= n_prompts):
+        raise ValueError(f"prompts_per_step must be an integer in [0, n_prompts = {n_prompts}] (0: every prompt); "
+                         f"got {prompts_per_step!r}")
     base = make_bandit(n_prompts, n_answers, n_correct, difficulty, spread=spread, prior=prior,
                        zipf_exponent=zipf_exponent, seed=seed)
     if not tabular and sharpen_scale == 0:
         raise ValueError("sharpen_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
-                   tabular=bool(tabular))
+                   tabular=bool(tabular), prompts_per_step=int(prompts_per_step))
 
 
 __all__ = ["Sharpen", "make_sharpen"]
