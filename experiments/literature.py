@@ -57,6 +57,7 @@ class Settings(ProtocolSettings):
     curves: str = str(CURVES)
     methods: str = str(METHODS)
     compare: str = ""  # e.g. "bandit:adam,sharpen:adam:1": run the protocol for each and compare
+    tag: str = ""  # appended to the written files' names (e.g. "batches": literature_compare_batches_full.csv)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -66,6 +67,8 @@ class Settings(ProtocolSettings):
         if self.max_steps % self.log_every:
             raise ValueError(f"literature: max_steps ({self.max_steps}) must be a multiple of log_every "
                              f"({self.log_every})")
+        if self.tag and not self.tag.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"literature: tag must be letters, digits, '-' or '_' (it names files); got {self.tag!r}")
         if self.seeds < 4:
             raise ValueError(f"literature: seeds must be >= 4 (half match the length, half are scored); got {self.seeds}")
 
@@ -131,7 +134,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 
     def protocol(spec) -> ProtocolSettings:
         return ProtocolSettings(**{**base, "task": spec["task"], "optimizer": spec["optimizer"],
-                                   "sharpen_scale": spec["sharpen_scale"]})
+                                   "sharpen_scale": spec["sharpen_scale"],
+                                   "prompts_per_step": spec["prompts_per_step"] or base["prompts_per_step"]})
 
     def compute(spec) -> pd.DataFrame:
         res = run_setting(spec["setting"], curves, methods, protocol(spec))
@@ -139,6 +143,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 
     specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "sharpen_scale": c.sharpen_scale,
               "setting": s, **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
+              "prompts_per_step": c.prompts_per_step or base["prompts_per_step"],
               "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
              for c in candidates for s in names]
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
@@ -163,7 +168,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         loso_rows.append({"family": family, "agree": agree, "total": total})
     out = Path(args.figures)
     batch = f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
-    stem = f"literature_compare{batch}{MATCH_SUFFIX[settings.match]}_{suffix}"
+    tag = f"_{settings.tag}" if settings.tag else ""
+    stem = f"literature_compare{tag}{batch}{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
     write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
     best = best_config(scores)
@@ -206,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
-    stem = f"literature_{settings.task}{scale}_{settings.optimizer}{MATCH_SUFFIX[settings.match]}_{suffix}"
+    tag = f"_{settings.tag}" if settings.tag else ""
+    stem = f"literature_{settings.task}{scale}_{settings.optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)

@@ -385,15 +385,20 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
 @dataclass(frozen=True)
 class Candidate:
     """One simulated side to compare on the published settings: a task family, an optimizer and (for ``sharpen``)
-    its sharpen_scale. Written ``task:optimizer`` or ``sharpen:optimizer:scale``."""
+    its sharpen_scale and, optionally, its prompts a step (0: all). Written ``task:optimizer``,
+    ``sharpen:optimizer:scale`` or ``sharpen:optimizer:scale:prompts_per_step``."""
 
     task: str
     optimizer: str
     sharpen_scale: float = 1.0
+    prompts_per_step: int = 0
 
     @property
     def label(self) -> str:
-        return f"{self.task}:{self.optimizer}" + (f":{self.sharpen_scale:g}" if self.task == "sharpen" else "")
+        if self.task != "sharpen":
+            return f"{self.task}:{self.optimizer}"
+        return f"sharpen:{self.optimizer}:{self.sharpen_scale:g}" + (
+            f":{self.prompts_per_step}" if self.prompts_per_step else "")
 
 
 def parse_candidates(text: str, tasks: Sequence[str], optimizers: Sequence[str]) -> list[Candidate]:
@@ -403,22 +408,26 @@ def parse_candidates(text: str, tasks: Sequence[str], optimizers: Sequence[str])
         if not entry:
             continue
         parts = entry.split(":")
-        if len(parts) not in (2, 3):
-            raise ValueError(f"--compare entry {entry!r} must be task:optimizer or sharpen:optimizer:scale")
+        if len(parts) not in (2, 3, 4):
+            raise ValueError(f"--compare entry {entry!r} must be task:optimizer or sharpen:optimizer:scale"
+                             f"[:prompts_per_step]")
         task, optimizer = parts[0], parts[1]
         if task not in tasks:
             raise ValueError(f"--compare entry {entry!r}: unknown task {task!r}; known: {', '.join(tasks)}")
         if optimizer not in optimizers:
             raise ValueError(f"--compare entry {entry!r}: unknown optimizer {optimizer!r}; known: {', '.join(optimizers)}")
-        if len(parts) == 3 and task != "sharpen":
+        if len(parts) >= 3 and task != "sharpen":
             raise ValueError(f"--compare entry {entry!r}: only the sharpen task takes a scale")
         try:
-            scale = float(parts[2]) if len(parts) == 3 else 1.0
+            scale = float(parts[2]) if len(parts) >= 3 else 1.0
         except ValueError:
             raise ValueError(f"--compare entry {entry!r}: the scale must be a number") from None
         if not (math.isfinite(scale) and scale >= 0):
             raise ValueError(f"--compare entry {entry!r}: the scale must be a finite number >= 0")
-        out.append(Candidate(task, optimizer, scale))
+        batch = parts[3] if len(parts) == 4 else "0"
+        if not batch.isdigit():
+            raise ValueError(f"--compare entry {entry!r}: prompts_per_step must be a whole number >= 0")
+        out.append(Candidate(task, optimizer, scale, int(batch)))
     if not out:
         raise ValueError("--compare needs at least one task:optimizer entry")
     return out

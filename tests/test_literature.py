@@ -195,9 +195,14 @@ def test_compare_entries_are_parsed_and_bad_ones_refused():
     assert parse_candidates("bandit:adam, sharpen:sgd:0.3", tasks, opts) == [
         Candidate("bandit", "adam"), Candidate("sharpen", "sgd", 0.3)]
     assert Candidate("sharpen", "sgd", 0.3).label == "sharpen:sgd:0.3" and Candidate("bandit", "adam").label == "bandit:adam"
+    assert parse_candidates("sharpen:adam:0.3:8", tasks, opts) == [Candidate("sharpen", "adam", 0.3, 8)]
+    assert Candidate("sharpen", "adam", 0.3, 8).label == "sharpen:adam:0.3:8"
     for text, message in [("bandit", "must be task:optimizer"), ("foo:adam", "unknown task 'foo'"),
                           ("bandit:rmsprop", "unknown optimizer 'rmsprop'"), ("bandit:adam:2", "only the sharpen"),
                           ("sharpen:adam:x", "the scale must be a number"), ("sharpen:adam:-1", "finite number >= 0"),
+                          ("sharpen:adam:1:-2", "prompts_per_step must be a whole number"),
+                          ("sharpen:adam:1:2.5", "prompts_per_step must be a whole number"),
+                          ("sharpen:adam:1:2:3", "must be task:optimizer"),
                           (" , ", "at least one")]:
         with pytest.raises(ValueError, match=message):
             parse_candidates(text, tasks, opts)
