@@ -78,8 +78,17 @@ class Settings:
     sim_steps: int = 100  # the prediction's grid: 0 .. sim_steps every sim_log_every
     sim_log_every: int = 10
     phase: str = "all"
+    # the start of the assistant's answer, written into every prompt (e.g. "The answer is"): a design where the
+    # base model already answers in the rewarded format, so RL cannot gain by teaching the format
+    prefill: str = ""
+    reward: str = "last_integer"  # or "first_integer" (with a prefill: the first number written is the answer)
+    tag: str = ""  # names a design's files (real_model_{tag}_*.csv, results under {mode}_{tag}); "" the first design's
 
     def __post_init__(self) -> None:
+        if self.reward not in ("last_integer", "first_integer"):
+            raise ValueError(f"real_model: reward must be 'last_integer' or 'first_integer'; got {self.reward!r}")
+        if self.tag and not self.tag.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"real_model: tag must be letters, digits, '-' or '_' (it names files); got {self.tag!r}")
         if self.model not in ("tiny", "smollm2"):
             raise ValueError(f"real_model: model must be 'tiny' or 'smollm2'; got {self.model!r}")
         if self.phase not in PHASES:
@@ -107,6 +116,15 @@ class Settings:
     def ks(self) -> list[int]:
         return [2**i for i in range(int(np.log2(self.eval_samples)) + 1)]
 
+    def reward_fn(self) -> Any:
+        from fadesim.bridge import rewards
+
+        return getattr(rewards, self.reward)
+
+    def file(self, what: str) -> str:
+        """This design's file name in paper_figures: real_model_{what} or real_model_{tag}_{what}."""
+        return f"real_model_{self.tag}_{what}" if self.tag else f"real_model_{what}"
+
     def protocol(self) -> ProtocolSettings:
         return ProtocolSettings(seeds=self.sim_seeds, max_steps=self.sim_steps, log_every=self.sim_log_every)
 
@@ -127,12 +145,12 @@ def load_model(s: Settings) -> tuple[Any, Any, Any]:
 
         model, tok = load_pretrained("smollm2")
         # an empty system turn: 28 prompt tokens instead of the default system prompt's 44
-        return model, tok, chat_template(tok, system="")
+        return model, tok, chat_template(tok, system="", prefill=s.prefill)
     from fadesim.bridge.pretrained import tiny_gpt2
     from fadesim.bridge.tokenizer import CharTokenizer
 
     tok = CharTokenizer("".join(sorted(set("0123456789 +-?.abcdefghijklmnopqrstuvwxyzWAHS"))))
-    return tiny_gpt2(tok.vocab_size, seed=0, n_positions=128), tok, (lambda question: question)
+    return tiny_gpt2(tok.vocab_size, seed=0, n_positions=128), tok, (lambda question: question + s.prefill)
 
 
 def tasks(s: Settings, template: Any) -> tuple[Any, list[Any]]:
@@ -150,7 +168,7 @@ def evaluate(model: Any, tok: Any, problems: list[Any], s: Settings, seed: int, 
     """One row per evaluation prompt: its index, the number of correct samples out of eval_samples, and the mean
     response length (tokens)."""
     from fadesim.bridge.backends import HFBackend
-    from fadesim.bridge.rewards import last_integer, score
+    from fadesim.bridge.rewards import score
 
     backend = HFBackend(model, tok, max_new_tokens=s.max_new_tokens, shared_prefix=True)
     per = max(1, chunk // s.eval_samples)
@@ -159,7 +177,7 @@ def evaluate(model: Any, tok: Any, problems: list[Any], s: Settings, seed: int, 
         part = problems[start:start + per]
         ro = backend.generate([p.prompt for p in part], n=s.eval_samples, seed=seed * 7919 + start)
         right = np.array(score(ro.completions, [p.answer for p in part for _ in range(s.eval_samples)],
-                               last_integer)).reshape(len(part), s.eval_samples)
+                               s.reward_fn())).reshape(len(part), s.eval_samples)
         lengths = ro.response_mask.sum(1).float().reshape(len(part), s.eval_samples).mean(1)
         for j in range(len(part)):
             rows.append({"prompt": start + j, "correct": int(right[j].sum()), "n": s.eval_samples,
@@ -187,8 +205,8 @@ def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
           + f"  (mean response length {counts.length.mean():.1f} tokens)")
     grid = prediction_grid(curve, parse_advantages(s.advantages), s.protocol())
     figures.mkdir(parents=True, exist_ok=True)
-    write_atomic(figures / "real_model_base.csv", pd.DataFrame({"k": list(curve), "pass_at_k": list(curve.values())}))
-    path = figures / "real_model_prediction.csv"
+    write_atomic(figures / s.file("base.csv"), pd.DataFrame({"k": list(curve), "pass_at_k": list(curve.values())}))
+    path = figures / s.file("prediction.csv")
     write_atomic(path, grid)
     final = grid[(grid.seeds == "held") & (grid.step == grid.step.max())]
     print(f"prediction grid: {grid.label.nunique()} methods x steps 0..{grid.step.max()} -> {path}")
@@ -198,8 +216,13 @@ def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
 
 def _identity(s: Settings) -> dict[str, Any]:
     """What a measurement depends on (a unit computed under other settings is not reused)."""
-    return {"model": s.model, "digits": s.digits, "eval_prompts": s.eval_prompts, "eval_samples": s.eval_samples,
-            "max_new_tokens": s.max_new_tokens}
+    out = {"model": s.model, "digits": s.digits, "eval_prompts": s.eval_prompts, "eval_samples": s.eval_samples,
+           "max_new_tokens": s.max_new_tokens}
+    if s.prefill:  # (the first design's units keep their identity)
+        out["prefill"] = s.prefill
+    if s.reward != "last_integer":
+        out["reward"] = s.reward
+    return out
 
 
 def committed(path: Path) -> bool:
@@ -226,7 +249,6 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
     ``rollouts``, every rollout (prompt, completion, reward, advantage, log-prob, entropy, length) is also written
     there, the table ``fadesim analyze`` reads; it is part of the checkpoint, so a resumed run logs each step once."""
     from fadesim.bridge.backends import HFBackend
-    from fadesim.bridge.rewards import last_integer
     from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
 
     model, tok, template = load_model(s)
@@ -235,7 +257,7 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
                        lr=s.lr, seed=seed, loss_aggregation=s.loss_aggregation, pass_k=(1, s.G),
                        log_rollouts=rollouts is not None)
     backend = HFBackend(model, tok, max_new_tokens=s.max_new_tokens, shared_prefix=True)
-    trainer = BridgeTrainer(model, backend, train, reward_fn=last_integer, config=cfg)
+    trainer = BridgeTrainer(model, backend, train, reward_fn=s.reward_fn(), config=cfg)
     evals: list[pd.DataFrame] = []
     checkpoints.mkdir(parents=True, exist_ok=True)
     state_path = checkpoints / "state.pt"
@@ -282,7 +304,7 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
 def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, only_stored: bool = False
                 ) -> pd.DataFrame:
     """Every method x seed run (computed where missing, unless ``only_stored``: then a missing run is an error)."""
-    prediction = figures / "real_model_prediction.csv"
+    prediction = figures / s.file("prediction.csv")
     if not prediction.is_file():
         raise FileNotFoundError(f"real_model: no prediction at {prediction}; run --phase predict first (and commit "
                                 "it)")
@@ -353,15 +375,17 @@ def effects(mean: pd.DataFrame, entropy: Mapping[str, float], top: int) -> dict[
 
 def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path) -> list[str]:
     base = store.table([{"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}])
-    grid = pd.read_csv(figures / "real_model_prediction.csv")
+    grid = pd.read_csv(figures / s.file("prediction.csv"))
     ks = s.ks()
     measured = measured_curves(table, base, ks)
     steps = table[table.kind == "step"].dropna(axis=1, how="all")
-    write_atomic(figures / "real_model_measured.csv", measured)
-    write_atomic(figures / "real_model_steps.csv", steps.drop(columns=["kind"]))
+    write_atomic(figures / s.file("measured.csv"), measured)
+    write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
     lines, scores, tables = [], [], {}
     # the axes every verdict holds in: the rung (model, task), the optimizer, and the comparison
-    axes = (f"[{s.model} rung, sums of {s.digits}-digit operands, AdamW lr {s.lr:g}, G {s.G}, matched step; "
+    design = (f", prefill {s.prefill!r}" if s.prefill else "") + (f", {s.reward} reward" if s.prefill or
+                                                                     s.reward != "last_integer" else "")
+    axes = (f"[{s.model} rung, sums of {s.digits}-digit operands{design}, AdamW lr {s.lr:g}, G {s.G}, matched step; "
             f"prediction: {s.protocol().task}, {s.protocol().optimizer}]")
     for when, step in (("half way", s.steps // 2), ("end", s.steps)):
         signs, compared, grid_step, reached = score_at(measured, grid, step)
@@ -377,7 +401,7 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
         print(f"\n{when}: measured (mean over {s.seeds} seeds) vs predicted, step {step}")
         print(compared.pivot(index="method", columns="k", values="measured").round(3).to_string())
         print(compared.pivot(index="method", columns="k", values="predicted").round(3).to_string())
-    write_atomic(figures / "real_model_score.csv", pd.concat(scores, ignore_index=True))
+    write_atomic(figures / s.file("score.csv"), pd.concat(scores, ignore_index=True))
     # the published effects at the end, measured and predicted
     top = max(ks)
     compared, grid_step = tables["end"]
@@ -393,7 +417,7 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
                      f"{'yes' if said.get(claim) else 'no'})")
     timing = steps[[c for c in steps.columns if c.startswith("time_")]].mean()
     lines.append("mean step time: " + ", ".join(f"{c[5:]} {v:.1f} s" for c, v in timing.items()))
-    draw(measured, tables["end"][0], steps, figures / "real_model.png", s)
+    draw(measured, tables["end"][0], steps, figures / (f"real_model_{s.tag}.png" if s.tag else "real_model.png"), s)
     for line in lines:
         print(line)
     return lines
@@ -436,7 +460,7 @@ def draw(measured: pd.DataFrame, compared: pd.DataFrame, steps: pd.DataFrame, pa
 
 def main(argv: list[str] | None = None) -> int:
     s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model")
-    out = Path(args.out) / mode
+    out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag else mode)
     store = ResultStore(out)
     figures = Path(args.figures) if mode == "full" else out / "figures"
     torch.set_num_threads(max(1, os.cpu_count() or 1))

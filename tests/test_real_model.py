@@ -141,3 +141,23 @@ def test_the_three_phases_end_to_end(tmp_path, capsys):
     assert (steps.sampler_logprob_gap < 1e-4).all()
     assert (out / "quick" / "figures" / "real_model.png").is_file()
     assert not (out / "quick" / "checkpoints" / "grpo_seed0").exists()  # removed once the run's unit is stored
+
+
+def test_a_second_design_prefills_the_answer_and_keeps_its_own_files_and_units():
+    """prefill ends every prompt (training and evaluation), the first-integer reward scores the model's answer, the
+    tag names the design's files, and the first design's unit identity is unchanged (its stored runs stay valid)."""
+    s = real_model.Settings(prefill=" answer is", reward="first_integer", tag="prefilled")
+    _, tok, template = real_model.load_model(s)
+    train, problems = real_model.tasks(s, template)
+    assert all(p.prompt.endswith("? Answer with a number only. answer is") for p in problems)
+    assert all(p.prompt.endswith(" answer is") for p in train.sample(np.random.default_rng(0), 5))
+    assert s.reward_fn()(" 12 and 13", "12") == 1.0 and real_model.Settings().reward_fn()(" 12 and 13", "12") == 0.0
+    assert s.file("base.csv") == "real_model_prefilled_base.csv" and real_model.Settings().file("base.csv") == (
+        "real_model_base.csv")
+    first = real_model._identity(real_model.Settings())
+    assert set(first) == {"model", "digits", "eval_prompts", "eval_samples", "max_new_tokens"}
+    assert real_model._identity(s) == {**first, "prefill": " answer is", "reward": "first_integer"}
+    with pytest.raises(ValueError, match="reward must be 'last_integer' or 'first_integer'"):
+        real_model.Settings(reward="eval")
+    with pytest.raises(ValueError, match="tag must be letters, digits"):
+        real_model.Settings(tag="../x")

@@ -25,6 +25,16 @@ def last_integer(completion: str, answer: str) -> float:
     return float(int(found[-1].replace(",", "")) == int(answer.strip()))
 
 
+def first_integer(completion: str, answer: str) -> float:
+    """1.0 iff the first integer written in the completion (parsed as ``last_integer`` parses) equals the integer
+    answer: the reward for a prompt that ends with the start of the answer ("The answer is"), where the first number
+    the model writes is its answer and what follows it is not scored. Never evaluated; no integer scores 0."""
+    found = _INTEGER.search(completion)
+    if found is None:
+        return 0.0
+    return float(int(found.group().replace(",", "")) == int(answer.strip()))
+
+
 def math_verify_reward(completion: str, answer: str) -> float:
     """1.0 iff math-verify judges the completion equal to the answer (parsed, never evaluated as code)."""
     try:

@@ -169,13 +169,17 @@ def distinct_problems(task: Any, n: int, seed: int, max_draws: int = 100_000) ->
     raise ValueError(f"found only {len(seen)} distinct prompts in {max_draws} draws; asked for {n}")
 
 
-def chat_template(tokenizer: Any, system: str | None = None) -> Any:
+def chat_template(tokenizer: Any, system: str | None = None, prefill: str = "") -> Any:
     """question -> the tokenizer's chat prompt for one user turn, ready for the assistant's answer; ``system``: a
-    system turn's text ("" an empty one; None: none given, so the template's default, if it has one)."""
+    system turn's text ("" an empty one; None: none given, so the template's default, if it has one); ``prefill``:
+    the start of the assistant's answer, written into the prompt (e.g. "The answer is"), so the model continues
+    it and the completion, which alone is rewarded, is the rest."""
     turns = [] if system is None else [{"role": "system", "content": system}]
+    if not isinstance(prefill, str):
+        raise ValueError(f"prefill must be a string; got {prefill!r}")
 
     def render(question: str) -> str:
         return tokenizer.apply_chat_template([*turns, {"role": "user", "content": question}],
-                                             add_generation_prompt=True, tokenize=False)
+                                             add_generation_prompt=True, tokenize=False) + prefill
 
     return render
