@@ -302,10 +302,14 @@ def main() -> int:
 def families(steps: int) -> None:
     """One run-step of each answer-space task family side by side (jit + vmap over 8 seeds, N = 512, G = 16, K = 32,
     GRPO, Adam): the tabular bandit, linear_softmax (shared W, d = 16), sharpen (shared sharpness + per-prompt
-    logits) and chain (T = 3 tokens from V = 4: 64 sequences), each relative to the bandit."""
+    logits; also with 8 prompts drawn a step) and chain (T = 3 tokens from V = 4: 64 sequences), each relative to the
+    bandit."""
     tasks = {"bandit": bandit_task(),
              "linear_softmax": make_task("linear_softmax", n_prompts=N, n_answers=K, n_correct=3, width=16, seed=0),
              "sharpen": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, seed=0),
+             # a prompt mini-batch: every prompt is still sampled (fixed shapes), so the step costs the same plus a
+             # sort of N uniforms; what changes is how much each step teaches
+             "sharpen B=8": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, prompts_per_step=8, seed=0),
              "chain": make_task("chain", n_prompts=N, length=3, vocab=4, n_correct=3, seed=0)}
     cfg = SimConfig(advantage="grpo", G=G, steps=steps, log_every=10, optimizer="adam", lr=0.02)
     seeds8 = list(range(8))

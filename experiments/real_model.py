@@ -444,7 +444,7 @@ def draw(measured: pd.DataFrame, compared: pd.DataFrame, steps: pd.DataFrame, pa
     a.set_xscale("log", base=2)
     a.set_xlabel("k (log scale)")
     a.set_ylabel("pass@k on evaluation prompts")
-    a.set_title(f"{s.model}: end of training (step {s.steps}); measured solid (band: seed range), "
+    a.set_title(f"{s.model}{f' ({s.tag})' if s.tag else ''}: end of training (step {s.steps}); measured solid (band: seed range), "
                 "predicted dashed", fontsize=9)
     a.legend(fontsize=7, loc="lower right")
     for m in methods[1:]:
