@@ -307,8 +307,8 @@ def families(steps: int) -> None:
     tasks = {"bandit": bandit_task(),
              "linear_softmax": make_task("linear_softmax", n_prompts=N, n_answers=K, n_correct=3, width=16, seed=0),
              "sharpen": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, seed=0),
-             # a prompt mini-batch: every prompt is still sampled (fixed shapes), so the step costs the same plus a
-             # sort of N uniforms; what changes is how much each step teaches
+             # a prompt mini-batch: every prompt is still sampled (fixed shapes), so the step costs the same plus the
+             # two sorts of N uniforms that draw the batch and the masking
              "sharpen B=8": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, prompts_per_step=8, seed=0),
              "chain": make_task("chain", n_prompts=N, length=3, vocab=4, n_correct=3, seed=0)}
     cfg = SimConfig(advantage="grpo", G=G, steps=steps, log_every=10, optimizer="adam", lr=0.02)
