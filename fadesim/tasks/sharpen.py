@@ -25,7 +25,8 @@ without replacement (from one more column of uniforms, ``uniform_shape`` (N, G +
 advantage (the others are masked out of it, so a batch statistic sees the drawn groups alone) and gradient, each
 weighted N / B so the update is the mean over the drawn groups. This is how an LLM trainer sees its data, and it is
 what sets the per-step signal-to-noise ratio of the shared direction: with B G rollouts a step, the drift of s
-per step over its noise is about sqrt(B G) times the per-rollout ratio, which differs between the signs (measured in
+per step over its noise is at most about sqrt(B G) times the per-rollout ratio, which differs between the signs
+(less at small B, where which prompts are drawn adds noise of its own, the same for every sign; both measured in
 ``paper_figures/README.md``); under Adam that ratio, not the mean alone, sets how fast s moves when it is below 1.
 
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
