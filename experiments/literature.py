@@ -23,9 +23,9 @@ tune on; a user's own files in the same schema go through the same command.
                                                                         # a prompt mini-batch (sharpen only)
 
 ``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale[:prompts_per_step]) on every
-setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each setting, the entry with the
-best sign agreement on the *other* settings, scored on the held-out one; per task family and optimizer (choosing
-only the sharpen scale) and over all entries (choosing the family too). It writes
+setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each
+setting, the entry with the best sign agreement on the *other* settings, scored on the held-out one; per task family
+and optimizer (choosing only the sharpen scale and batch) and over all entries (choosing the family too). It writes
 paper_figures/literature_compare[_bB][_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
 """
 
