@@ -146,9 +146,11 @@ def test_numpy_and_jax_agree_on_a_prompt_mini_batch(advantage):
                             atol=1e-5)
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-def test_a_mini_batch_step_is_the_full_step_of_the_drawn_prompts_alone(optimizer):
-    """One step of a task drawing B = 5 of 24 prompts equals one step of the task made of those 5 prompts alone
+@settings(max_examples=12, deadline=None)
+@given(optimizer=st.sampled_from(["sgd", "adam"]), B=st.integers(1, 24), G=st.integers(2, 6),
+       seed=st.integers(0, 10_000))
+def test_a_mini_batch_step_is_the_full_step_of_the_drawn_prompts_alone(optimizer, B, G, seed):
+    """One step of a task drawing B of 24 prompts equals one step of the task made of those B prompts alone
     (same rollouts): the advantage sees the drawn groups only (every registered advantage is computed group by group,
     so a user's batch-level one, reward minus the batch's mean reward, checks that), the update is their mean, the
     undrawn prompts' logits do not move, and the logged masses are per drawn group."""
@@ -162,9 +164,8 @@ def test_a_mini_batch_step_is_the_full_step_of_the_drawn_prompts_alone(optimizer
 
     fadesim.register("_batch_centred_test", batch_centred, paper="user", replace=True)
 
-    B, G = 5, 4
     task = make_task("sharpen", sharpen_scale=0.7, prompts_per_step=B, **SMALL)
-    rng = np.random.default_rng(4)
+    rng = np.random.default_rng(seed)
     u = rng.random(task.uniform_shape(G))
     assert u.shape == (24, G + 1)
     drawn = np.sort(np.argsort(u[:, G])[:B])
