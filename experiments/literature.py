@@ -168,6 +168,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         loso_rows.append({"family": family, "agree": agree, "total": total})
     out = Path(args.figures)
     batch = f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
+    batch += f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""
     tag = f"_{settings.tag}" if settings.tag else ""
     stem = f"literature_compare{tag}{batch}{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
@@ -212,6 +213,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
+    scale += f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""
     tag = f"_{settings.tag}" if settings.tag else ""
     stem = f"literature_{settings.task}{scale}_{settings.optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)

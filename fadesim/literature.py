@@ -261,7 +261,8 @@ class ProtocolSettings:
     n_correct: int = 4
     width: int = 16  # linear_softmax
     sharpen_scale: float = 1.0  # sharpen: how far one unit of the shared sharpness moves the logits
-    prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every prompt)
+    prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
+    eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     prior: str = "zipf"
     G: int = 8  # rollouts per prompt, as in the shipped settings' runs
     optimizer: str = "adam_shared"
@@ -273,8 +274,9 @@ class ProtocolSettings:
     match: str = "step"  # "step": methods read at steps_scale x T; "pass@1": each where its pass@1 meets the target
 
     def __post_init__(self) -> None:
-        if self.prompts_per_step and self.task != "sharpen":
-            raise ValueError(f"prompts_per_step applies to the sharpen task only; got task {self.task!r}")
+        if (self.prompts_per_step or self.eval_prompts) and self.task != "sharpen":
+            raise ValueError(f"prompts_per_step and eval_prompts apply to the sharpen task only; got task "
+                             f"{self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
 
@@ -292,7 +294,8 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
     if settings.task == "linear_softmax":
         kw["width"] = settings.width
     if settings.task == "sharpen":
-        kw.update(sharpen_scale=settings.sharpen_scale, prompts_per_step=settings.prompts_per_step)
+        kw.update(sharpen_scale=settings.sharpen_scale, prompts_per_step=settings.prompts_per_step,
+                  eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
 
 

@@ -205,7 +205,42 @@ def test_a_mini_batch_draws_every_prompt_equally_often():
     assert np.abs(counts - 4000 * p).max() < 4 * se
 
 
+def test_evaluation_prompts_are_never_trained_and_are_what_the_metrics_measure():
+    """eval_prompts = 8 of 24: after 5 steps (all training prompts, then a mini-batch of 4) their logits have moved
+    only through s (theta rows exactly 0), the training prompts' have moved, and every logged policy metric is the
+    mean over the 8 alone (checked against the exact per-prompt values); numpy = jax with them."""
+    from fadesim.sim.step import initial_state, policy_metrics, train_step
+    from fadesim.tasks import softmax_policy as sp
+
+    for B in (0, 4):
+        task = make_task("sharpen", sharpen_scale=0.7, prompts_per_step=B, eval_prompts=8, **SMALL)
+        ev = task.evaluated()
+        assert ev.shape == (24,) and ev.sum() == 8
+        cfg = SimConfig(advantage="grpo", G=4, optimizer="adam", lr=0.1)
+        state = initial_state(task, cfg, np, np.float64)
+        rng = np.random.default_rng(B)
+        for _ in range(5):
+            u = rng.random(task.uniform_shape(cfg.G))
+            w = task.rollout(state["params"], u, np)["group_weight"]
+            assert not w[ev].any() and (w > 0).sum() == (B or 16) and np.allclose(w[w > 0], 24 / (B or 16))
+            state, _ = train_step(task, cfg, state, u, {}, np)
+        theta = state["params"]["theta"]
+        np.testing.assert_array_equal(theta[ev], 0.0)
+        assert np.abs(theta[~ev]).max() > 0 and state["params"]["s"] != 0
+        m = policy_metrics(task, cfg, state["params"], np)
+        ex = task.exact(state["params"], np, cfg.floor)
+        for k in (1, 4, 64):
+            assert m[f"pass@{k}"] == pytest.approx(np.mean(1 - (1 - ex["pass_rate"][ev]) ** k), rel=1e-12)
+        assert m["entropy"] == pytest.approx(ex["entropy"][ev].mean(), rel=1e-12)
+        assert m["unsolved"] == pytest.approx(np.mean(ex["pass_rate"][ev] < sp.UNSOLVED_PASS_RATE), abs=1e-12)
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=20, log_every=10), 3, rtol=1e-5, atol=1e-5)
+
+
 def test_bad_sharpen_settings_are_refused():
+    with pytest.raises(ValueError, match="eval_prompts must be an integer in"):
+        make_task("sharpen", eval_prompts=24, **SMALL)
+    with pytest.raises(ValueError, match="more than the 4 training prompts"):
+        make_task("sharpen", eval_prompts=20, prompts_per_step=5, **SMALL)
     for bad in (-1, 25, 2.5, True):
         with pytest.raises(ValueError, match="prompts_per_step must be an integer in"):
             make_task("sharpen", prompts_per_step=bad, **SMALL)

@@ -139,22 +139,28 @@ def policy_metrics(task: Task, cfg: SimConfig, params: dict[str, Any], xp: Any, 
     """Exact metrics of the current policy, averaged over prompts (pass@1_hard: over initially hard ones).
 
     ``hard``: the (N,) mask of initially hard prompts (``initial_hard_prompts(task)``, computed here if None;
-    the jax simulator passes it in, since its task's arrays are traced)."""
+    the jax simulator passes it in, since its task's arrays are traced). A task with evaluation prompts held out of
+    training (``task.evaluated()``, an (N,) mask, e.g. ``make_sharpen(eval_prompts=M)``) is measured on them alone."""
     ex = task.exact(params, xp, cfg.floor)
-    out = sp.exact_pass_at_k(ex["pass_rate"], xp)
+    evaluated = task.evaluated() if hasattr(task, "evaluated") else None
+    mask = None if evaluated is None else xp.asarray(evaluated, dtype=bool)
+    mean = sp.prompt_mean(xp, mask)
+    out = sp.exact_pass_at_k(ex["pass_rate"], xp, mask=mask)
     extra = tuple(sorted({int(k) for k in cfg.extra_pass_at_k} - set(sp.PASS_AT_K)))
     if extra:
-        out.update(sp.exact_pass_at_k(ex["pass_rate"], xp, ks=extra))
+        out.update(sp.exact_pass_at_k(ex["pass_rate"], xp, ks=extra, mask=mask))
     hard = xp.asarray(initial_hard_prompts(task) if hard is None else hard)
+    if mask is not None:
+        hard = hard & mask
     n_hard = xp.sum(hard.astype(ex["pass_rate"].dtype))
     out["pass@1_hard"] = xp.sum(xp.where(hard, ex["pass_rate"], 0.0)) / xp.maximum(n_hard, 1.0)
     out.update({
-        "entropy": xp.mean(ex["entropy"]),
-        "distinct_correct": xp.mean(ex["distinct_correct"]),
+        "entropy": mean(ex["entropy"]),
+        "distinct_correct": mean(ex["distinct_correct"]),
         # diversity of the correct answers: entropy of pi restricted to them, and its exp (effective number)
-        "correct_entropy": xp.mean(ex["correct_entropy"]),
-        "effective_correct": xp.mean(xp.exp(ex["correct_entropy"])),
-        "logit_norm": xp.mean(ex["logit_norm"]),
+        "correct_entropy": mean(ex["correct_entropy"]),
+        "effective_correct": mean(xp.exp(ex["correct_entropy"])),
+        "logit_norm": mean(ex["logit_norm"]),
     })
     out.update(task.geometry(params, xp))
     return out

@@ -29,6 +29,10 @@ per step over its noise is at most about sqrt(B G) times the per-rollout ratio, 
 (less at small B, where which prompts are drawn adds noise of its own, the same for every sign; both measured in
 ``paper_figures/README.md``); under Adam that ratio, not the mean alone, sets how fast s moves when it is below 1.
 
+``eval_prompts`` = M holds M of the N prompts (a fixed random subset) out of training: they are never drawn, their
+logits move only through s, and every logged policy metric (pass@k, entropy, diversity) is the mean over them alone,
+as a published run is evaluated on problems it never trained on (MATH's test split).
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -50,23 +54,36 @@ class Sharpen(Bandit):
 
     sharpen_scale: float = 1.0
     tabular: bool = True
-    prompts_per_step: int = 0  # B: prompts drawn per step (0: all)
+    prompts_per_step: int = 0  # B: prompts drawn per step (0: every training prompt)
+    # (N,) bool, True for the evaluation prompts (never trained on; the logged metrics are theirs), or None
+    evaluation: Any = None
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
         return (self.n_prompts, G + 1) if self.prompts_per_step else (self.n_prompts, G)
 
     def rollout(self, params: dict[str, Any], u: Any, xp: Any) -> dict[str, Any]:
-        if not self.prompts_per_step:
+        if not self.prompts_per_step and self.evaluation is None:
             return super().rollout(params, u, xp)
-        G = u.shape[-1] - 1
+        G = u.shape[-1] - 1 if self.prompts_per_step else u.shape[-1]
         out = super().rollout(params, u[:, :G], xp)
-        # the B prompts with the smallest draw uniforms: B of N without replacement, every subset equally likely
-        rank = xp.argsort(xp.argsort(u[:, G]))
-        drawn = rank < self.prompts_per_step
-        weight = self.n_prompts / self.prompts_per_step
-        out["group_weight"] = xp.where(drawn, xp.asarray(weight, dtype=u.dtype), xp.asarray(0.0, dtype=u.dtype))
+        one, zero = xp.asarray(1.0, dtype=u.dtype), xp.asarray(0.0, dtype=u.dtype)
+        train = (xp.ones(u.shape[:1], dtype=bool) if self.evaluation is None
+                 else ~xp.asarray(self.evaluation, dtype=bool))
+        n_train = xp.sum(xp.where(train, one, zero))
+        if self.prompts_per_step:
+            # the B training prompts with the smallest draw uniforms (evaluation prompts are given 2, above any):
+            # B of them without replacement, every subset equally likely
+            rank = xp.argsort(xp.argsort(xp.where(train, u[:, G], 2.0 * one)))
+            drawn, batch = rank < self.prompts_per_step, float(self.prompts_per_step)
+        else:
+            drawn, batch = train, n_train
+        out["group_weight"] = xp.where(drawn, self.n_prompts / batch * one, zero)
         return out
+
+    def evaluated(self) -> Any:
+        """The (N,) mask of the prompts the logged metrics average over (None: all of them)."""
+        return self.evaluation
 
     def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
         params = {"s": xp.zeros((), dtype=dtype)}
@@ -100,6 +117,7 @@ def make_sharpen(
     sharpen_scale: float = 1.0,
     tabular: bool = True,
     prompts_per_step: int = 0,
+    eval_prompts: int = 0,
     spread: float | None = None,
     prior: str = "normal",
     zipf_exponent: float = 1.0,
@@ -115,12 +133,22 @@ def make_sharpen(
             0 <= prompts_per_step <= n_prompts):
         raise ValueError(f"prompts_per_step must be an integer in [0, n_prompts = {n_prompts}] (0: every prompt); "
                          f"got {prompts_per_step!r}")
+    if isinstance(eval_prompts, bool) or int(eval_prompts) != eval_prompts or not 0 <= eval_prompts < n_prompts:
+        raise ValueError(f"eval_prompts must be an integer in [0, n_prompts = {n_prompts}) (0: none held out); "
+                         f"got {eval_prompts!r}")
+    if prompts_per_step > n_prompts - eval_prompts:
+        raise ValueError(f"prompts_per_step = {prompts_per_step} is more than the {n_prompts - eval_prompts} "
+                         f"training prompts (n_prompts - eval_prompts)")
     base = make_bandit(n_prompts, n_answers, n_correct, difficulty, spread=spread, prior=prior,
                        zipf_exponent=zipf_exponent, seed=seed)
+    evaluation = None
+    if eval_prompts:  # a fixed random subset of the prompts (of every difficulty), held out of training
+        evaluation = np.zeros(n_prompts, dtype=bool)
+        evaluation[np.random.default_rng([seed, 1]).choice(n_prompts, int(eval_prompts), replace=False)] = True
     if not tabular and sharpen_scale == 0:
         raise ValueError("sharpen_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
-                   tabular=bool(tabular), prompts_per_step=int(prompts_per_step))
+                   tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation)
 
 
 __all__ = ["Sharpen", "make_sharpen"]

@@ -112,15 +112,24 @@ def one_hot(index: Any, depth: int, dtype: Any, xp: Any) -> Any:
     return (index[..., None] == xp.arange(depth)).astype(dtype)
 
 
-def exact_pass_at_k(pass_rate: Any, xp: Any, ks: tuple[int, ...] = PASS_AT_K) -> dict[str, Any]:
-    """pass@k = 1 - (1 - p)^k per prompt, averaged over prompts: {'pass@k': scalar}; with the default ks also
-    ``pass_at_k_auc``, the mean of pass@k over log2 k = 0, 1, ..., 10 (k = 1 to 1024, equally spaced in log k:
-    the accuracy-diversity summary), and ``unsolved``, the fraction of prompts with p < UNSOLVED_PASS_RATE."""
+def prompt_mean(xp: Any, mask: Any = None) -> Any:
+    """x (N,) -> its mean over the prompts, or over those where ``mask`` (N,) bool is True."""
+    if mask is None:
+        return xp.mean
+    return lambda x: xp.sum(xp.where(mask, x, 0.0)) / xp.sum(mask.astype(x.dtype))
+
+
+def exact_pass_at_k(pass_rate: Any, xp: Any, ks: tuple[int, ...] = PASS_AT_K, mask: Any = None) -> dict[str, Any]:
+    """pass@k = 1 - (1 - p)^k per prompt, averaged over prompts (those of ``mask`` where given): {'pass@k': scalar};
+    with the default ks also ``pass_at_k_auc``, the mean of pass@k over log2 k = 0, 1, ..., 10 (k = 1 to 1024,
+    equally spaced in log k: the accuracy-diversity summary), and ``unsolved``, the fraction of prompts with
+    p < UNSOLVED_PASS_RATE."""
+    mean = prompt_mean(xp, mask)
     fail = xp.clip(1.0 - pass_rate, 0.0, 1.0)
-    out = {f"pass@{k}": xp.mean(1.0 - fail**k) for k in ks}
+    out = {f"pass@{k}": mean(1.0 - fail**k) for k in ks}
     if tuple(ks) == PASS_AT_K:
         out["pass_at_k_auc"] = sum(out[f"pass@{k}"] for k in ks) / len(ks)
-        out["unsolved"] = xp.mean((pass_rate < UNSOLVED_PASS_RATE).astype(pass_rate.dtype))
+        out["unsolved"] = mean((pass_rate < UNSOLVED_PASS_RATE).astype(pass_rate.dtype))
     return out
 
 
