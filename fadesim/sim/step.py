@@ -86,6 +86,7 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
     mask = None if gw is None else xp.broadcast_to((gw > 0)[:, None], rewards.shape)
     adv = advantage_call(cfg)(rewards, signals, logp_old, adv_hp, mask)
     scale = 1.0 if gw is None else gw[:, None]
+    mean = sp.prompt_mean(xp, mask)  # over the drawn groups' rollouts (xp.mean without a mini-batch)
     use_kl = cfg.kl_beta != 0 or "kl_beta" in hp
     logp_ref = task.logprob(state["ref_params"], actions, xp) if use_kl else None
     grad_norm = clip_fraction = None
@@ -104,20 +105,15 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
         if epoch == 0 and metrics:
             grad_norm = xp.sqrt(sum(xp.sum(g * g) for g in grads.values()))
         if metrics:
-            clip_fraction = (xp.mean(clipped.astype(adv.dtype)) if mask is None
-                             else xp.sum((clipped & mask).astype(adv.dtype)) / xp.sum(mask.astype(adv.dtype)))
+            clip_fraction = mean(clipped.astype(adv.dtype))
         params, opt = update(grads, opt, params, update_hp["lr"], xp)
     new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
     if not metrics:
         return new_state, {}
     d = decompose(adv, rewards, mask=mask)
-    if mask is None:
-        n, reward_mean = rewards.shape[0], xp.mean(rewards)
-    else:  # the drawn groups'
-        n = xp.sum((gw > 0).astype(rewards.dtype))
-        reward_mean = xp.sum(xp.where(mask, rewards, 0.0)) / (n * rewards.shape[1])
+    n = rewards.shape[0] if gw is None else xp.sum((gw > 0).astype(rewards.dtype))  # groups drawn
     batch = {
-        "reward_mean": reward_mean,
+        "reward_mean": mean(rewards),
         **mass_metrics(d, n),
         "grad_norm": grad_norm,
         "clip_fraction": clip_fraction,

@@ -70,14 +70,13 @@ class Sharpen(Bandit):
         one, zero = xp.asarray(1.0, dtype=u.dtype), xp.asarray(0.0, dtype=u.dtype)
         train = (xp.ones(u.shape[:1], dtype=bool) if self.evaluation is None
                  else ~xp.asarray(self.evaluation, dtype=bool))
-        n_train = xp.sum(xp.where(train, one, zero))
         if self.prompts_per_step:
             # the B training prompts with the smallest draw uniforms (evaluation prompts are given 2, above any):
             # B of them without replacement, every subset equally likely
             rank = xp.argsort(xp.argsort(xp.where(train, u[:, G], 2.0 * one)))
             drawn, batch = rank < self.prompts_per_step, float(self.prompts_per_step)
         else:
-            drawn, batch = train, n_train
+            drawn, batch = train, xp.sum(xp.where(train, one, zero))
         out["group_weight"] = xp.where(drawn, self.n_prompts / batch * one, zero)
         return out
 

@@ -113,7 +113,8 @@ def one_hot(index: Any, depth: int, dtype: Any, xp: Any) -> Any:
 
 
 def prompt_mean(xp: Any, mask: Any = None) -> Any:
-    """x (N,) -> its mean over the prompts, or over those where ``mask`` (N,) bool is True."""
+    """x -> its mean over all entries (``xp.mean`` itself), or over those where ``mask`` (x's shape, bool) is True:
+    the prompts a metric is measured on, the rollouts of the groups a step drew."""
     if mask is None:
         return xp.mean
     return lambda x: xp.sum(xp.where(mask, x, 0.0)) / xp.sum(mask.astype(x.dtype))
