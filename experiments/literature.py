@@ -126,6 +126,12 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
     return save_figure(fig, path, dpi=110)
 
 
+def _sharpen_design(settings: ProtocolSettings) -> str:
+    """The file-name part of a sharpen mini-batch and held-out evaluation: "_b{B}" and "_eval{M}" where set."""
+    return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
+            + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""))
+
+
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
     """The protocol for each --compare entry on every setting, each entry's score, and leave-one-setting-out."""
     candidates = parse_candidates(settings.compare, TASKS, tuple(OPTIMIZERS))
@@ -167,10 +173,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         print(f"leave-one-setting-out, {family}: {agree}/{total} ({100 * agree / max(total, 1):.1f}%)  [{picks}]")
         loso_rows.append({"family": family, "agree": agree, "total": total})
     out = Path(args.figures)
-    batch = f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
-    batch += f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""
     tag = f"_{settings.tag}" if settings.tag else ""
-    stem = f"literature_compare{tag}{batch}{MATCH_SUFFIX[settings.match]}_{suffix}"
+    stem = f"literature_compare{tag}{_sharpen_design(settings)}{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
     write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
     best = best_config(scores)
@@ -212,8 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         comps.append(c.assign(setting=setting))
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
-    scale += f"_b{settings.prompts_per_step}" if settings.prompts_per_step else ""
-    scale += f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""
+    scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""
     stem = f"literature_{settings.task}{scale}_{settings.optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)
