@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fadesim.experiment import check_axes, parse_settings, run_units
+from fadesim.experiment import check_axes, check_tag, parse_settings, run_units
 from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
@@ -67,8 +67,7 @@ class Settings(ProtocolSettings):
         if self.max_steps % self.log_every:
             raise ValueError(f"literature: max_steps ({self.max_steps}) must be a multiple of log_every "
                              f"({self.log_every})")
-        if self.tag and not self.tag.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"literature: tag must be letters, digits, '-' or '_' (it names files); got {self.tag!r}")
+        check_tag("literature", self.tag)
         if self.seeds < 4:
             raise ValueError(f"literature: seeds must be >= 4 (half match the length, half are scored); got {self.seeds}")
 

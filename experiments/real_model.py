@@ -50,7 +50,7 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from fadesim.experiment import parse_settings, run_units, verdict
+from fadesim.experiment import check_tag, parse_settings, run_units, verdict
 from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,
                                 prediction_grid, read_prediction, sign_score)
 from fadesim.plots import save_figure
@@ -90,8 +90,7 @@ class Settings:
     def __post_init__(self) -> None:
         if self.reward not in ("last_integer", "first_integer"):
             raise ValueError(f"real_model: reward must be 'last_integer' or 'first_integer'; got {self.reward!r}")
-        if self.tag and not self.tag.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"real_model: tag must be letters, digits, '-' or '_' (it names files); got {self.tag!r}")
+        check_tag("real_model", self.tag)
         if self.model not in ("tiny", "smollm2"):
             raise ValueError(f"real_model: model must be 'tiny' or 'smollm2'; got {self.model!r}")
         if self.phase not in PHASES:

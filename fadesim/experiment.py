@@ -21,6 +21,12 @@ def check_axes(experiment: str, **axes: tuple[tuple[str, ...], Any]) -> None:
             raise ValueError(f"{experiment}: {name} must be a non-empty subset of {list(known)}; got {list(values)}")
 
 
+def check_tag(experiment: str, tag: str) -> None:
+    """A tag names an experiment's files: empty, or letters, digits, '-' and '_' only."""
+    if tag and not tag.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"{experiment}: tag must be letters, digits, '-' or '_' (it names files); got {tag!r}")
+
+
 def check_advantage_values(experiment: str, advantage: str, **values: tuple[str, Any]) -> None:
     """parameter=(setting, values): each setting's values (a comma string or a sequence) must parse as numbers in
     ``advantage``'s declared domain of that parameter (``fadesim.advantages.domains``), e.g.
