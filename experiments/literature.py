@@ -192,7 +192,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if settings.compare:
         return compare(settings, suffix, args, curves, methods)
-    axes = (f"[{settings.task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
+    task = settings.task
+    if task == "sharpen":  # its scale, and where set its prompts a step and held-out evaluation prompts
+        task += f" c = {settings.sharpen_scale:g}" + (f", {settings.prompts_per_step} prompts a step"
+                                                      if settings.prompts_per_step else "") + (
+            f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
+    axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
             f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps = [], [], []
