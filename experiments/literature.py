@@ -21,8 +21,9 @@ tune on; a user's own files in the same schema go through the same command.
     python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1   # families side by side
     python experiments/literature.py --full --task sharpen --optimizer adam --sharpen-scale 0.3 --prompts-per-step 1
                                                                         # a prompt mini-batch (sharpen only)
+    python experiments/literature.py --full --task sharpen --optimizer adam --skill-scale 1   # plus a shared skill
 
-``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale[:prompts_per_step]) on every
+``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale[:prompts_per_step[:skill_scale]]) on every
 setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each
 setting, the entry with the best sign agreement on the *other* settings, scored on the held-out one; per task family
 and optimizer (choosing only the sharpen scale and batch) and over all entries (choosing the family too). It writes
@@ -126,9 +127,11 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
-    """The file-name part of a sharpen mini-batch and held-out evaluation: "_b{B}" and "_eval{M}" where set."""
+    """The file-name part of a sharpen mini-batch, held-out evaluation and skill direction: "_b{B}", "_eval{M}" and
+    "_d{d}" where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
-            + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else ""))
+            + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
+            + (f"_d{settings.skill_scale:g}" if settings.skill_scale else ""))
 
 
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
@@ -140,7 +143,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     def protocol(spec) -> ProtocolSettings:
         return ProtocolSettings(**{**base, "task": spec["task"], "optimizer": spec["optimizer"],
                                    "sharpen_scale": spec["sharpen_scale"],
-                                   "prompts_per_step": spec["prompts_per_step"] or base["prompts_per_step"]})
+                                   "prompts_per_step": spec["prompts_per_step"] or base["prompts_per_step"],
+                                   "skill_scale": spec["skill_scale"] or base["skill_scale"]})
 
     def compute(spec) -> pd.DataFrame:
         res = run_setting(spec["setting"], curves, methods, protocol(spec))
@@ -149,6 +153,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "sharpen_scale": c.sharpen_scale,
               "setting": s, **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
               "prompts_per_step": c.prompts_per_step or base["prompts_per_step"],
+              "skill_scale": c.skill_scale or base["skill_scale"],
               "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
              for c in candidates for s in names]
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
@@ -196,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     if task == "sharpen":  # its scale, and where set its prompts a step and held-out evaluation prompts
         task += f" c = {settings.sharpen_scale:g}" + (f", {settings.prompts_per_step} prompts a step"
                                                       if settings.prompts_per_step else "") + (
-            f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
+            f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "") + (
+            f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
     axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
             f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")

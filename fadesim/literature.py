@@ -261,6 +261,7 @@ class ProtocolSettings:
     n_correct: int = 4
     width: int = 16  # linear_softmax
     sharpen_scale: float = 1.0  # sharpen: how far one unit of the shared sharpness moves the logits
+    skill_scale: float = 0.0  # sharpen: how far one unit of the shared skill raises every correct logit (0: none)
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     prior: str = "zipf"
@@ -274,8 +275,8 @@ class ProtocolSettings:
     match: str = "step"  # "step": methods read at steps_scale x T; "pass@1": each where its pass@1 meets the target
 
     def __post_init__(self) -> None:
-        if (self.prompts_per_step or self.eval_prompts) and self.task != "sharpen":
-            raise ValueError(f"prompts_per_step and eval_prompts apply to the sharpen task only; got task "
+        if (self.prompts_per_step or self.eval_prompts or self.skill_scale) and self.task != "sharpen":
+            raise ValueError(f"prompts_per_step, eval_prompts and skill_scale apply to the sharpen task only; got task "
                              f"{self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
@@ -294,7 +295,8 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
     if settings.task == "linear_softmax":
         kw["width"] = settings.width
     if settings.task == "sharpen":
-        kw.update(sharpen_scale=settings.sharpen_scale, prompts_per_step=settings.prompts_per_step,
+        kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
+                  prompts_per_step=settings.prompts_per_step,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
 
@@ -388,18 +390,22 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
 @dataclass(frozen=True)
 class Candidate:
     """One simulated side to compare on the published settings: a task family, an optimizer and (for ``sharpen``)
-    its sharpen_scale and, optionally, its prompts a step (0: all). Written ``task:optimizer``,
-    ``sharpen:optimizer:scale`` or ``sharpen:optimizer:scale:prompts_per_step``."""
+    its sharpen_scale and, optionally, its prompts a step (0: all) and skill_scale (0: none). Written
+    ``task:optimizer``, ``sharpen:optimizer:scale``, ``sharpen:optimizer:scale:prompts_per_step`` or
+    ``sharpen:optimizer:scale:prompts_per_step:skill_scale``."""
 
     task: str
     optimizer: str
     sharpen_scale: float = 1.0
     prompts_per_step: int = 0
+    skill_scale: float = 0.0
 
     @property
     def label(self) -> str:
         if self.task != "sharpen":
             return f"{self.task}:{self.optimizer}"
+        if self.skill_scale:
+            return f"sharpen:{self.optimizer}:{self.sharpen_scale:g}:{self.prompts_per_step}:{self.skill_scale:g}"
         return f"sharpen:{self.optimizer}:{self.sharpen_scale:g}" + (
             f":{self.prompts_per_step}" if self.prompts_per_step else "")
 
@@ -411,9 +417,9 @@ def parse_candidates(text: str, tasks: Sequence[str], optimizers: Sequence[str])
         if not entry:
             continue
         parts = entry.split(":")
-        if len(parts) not in (2, 3, 4):
+        if len(parts) not in (2, 3, 4, 5):
             raise ValueError(f"--compare entry {entry!r} must be task:optimizer or sharpen:optimizer:scale"
-                             f"[:prompts_per_step]")
+                             f"[:prompts_per_step[:skill_scale]]")
         task, optimizer = parts[0], parts[1]
         if task not in tasks:
             raise ValueError(f"--compare entry {entry!r}: unknown task {task!r}; known: {', '.join(tasks)}")
@@ -427,10 +433,16 @@ def parse_candidates(text: str, tasks: Sequence[str], optimizers: Sequence[str])
             raise ValueError(f"--compare entry {entry!r}: the scale must be a number") from None
         if not (math.isfinite(scale) and scale >= 0):
             raise ValueError(f"--compare entry {entry!r}: the scale must be a finite number >= 0")
-        batch = parts[3] if len(parts) == 4 else "0"
+        batch = parts[3] if len(parts) >= 4 else "0"
         if not batch.isdigit():
             raise ValueError(f"--compare entry {entry!r}: prompts_per_step must be a whole number >= 0")
-        out.append(Candidate(task, optimizer, scale, int(batch)))
+        try:
+            skill = float(parts[4]) if len(parts) == 5 else 0.0
+        except ValueError:
+            raise ValueError(f"--compare entry {entry!r}: the skill scale must be a number") from None
+        if not (math.isfinite(skill) and skill >= 0):
+            raise ValueError(f"--compare entry {entry!r}: the skill scale must be a finite number >= 0")
+        out.append(Candidate(task, optimizer, scale, int(batch), skill))
     if not out:
         raise ValueError("--compare needs at least one task:optimizer entry")
     return out

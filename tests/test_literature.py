@@ -197,12 +197,19 @@ def test_compare_entries_are_parsed_and_bad_ones_refused():
     assert Candidate("sharpen", "sgd", 0.3).label == "sharpen:sgd:0.3" and Candidate("bandit", "adam").label == "bandit:adam"
     assert parse_candidates("sharpen:adam:0.3:8", tasks, opts) == [Candidate("sharpen", "adam", 0.3, 8)]
     assert Candidate("sharpen", "adam", 0.3, 8).label == "sharpen:adam:0.3:8"
+    assert parse_candidates("sharpen:adam:0.3:1:0.5,sharpen:adam:1:0:2", tasks, opts) == [
+        Candidate("sharpen", "adam", 0.3, 1, 0.5), Candidate("sharpen", "adam", 1.0, 0, 2.0)]
+    assert Candidate("sharpen", "adam", 1.0, 0, 2.0).label == "sharpen:adam:1:0:2"
+    assert parse_candidates("sharpen:adam:1:0:0", tasks, opts)[0].label == "sharpen:adam:1"  # no skill: as before
     for text, message in [("bandit", "must be task:optimizer"), ("foo:adam", "unknown task 'foo'"),
                           ("bandit:rmsprop", "unknown optimizer 'rmsprop'"), ("bandit:adam:2", "only the sharpen"),
                           ("sharpen:adam:x", "the scale must be a number"), ("sharpen:adam:-1", "finite number >= 0"),
                           ("sharpen:adam:1:-2", "prompts_per_step must be a whole number"),
                           ("sharpen:adam:1:2.5", "prompts_per_step must be a whole number"),
-                          ("sharpen:adam:1:2:3", "must be task:optimizer"),
+                          ("sharpen:adam:1:2:3:4", "must be task:optimizer"),
+                          ("sharpen:adam:1:2:x", "the skill scale must be a number"),
+                          ("sharpen:adam:1:2:-3", "the skill scale must be a finite number >= 0"),
+                          ("sharpen:adam:1:2:inf", "the skill scale must be a finite number >= 0"),
                           (" , ", "at least one")]:
         with pytest.raises(ValueError, match=message):
             parse_candidates(text, tasks, opts)

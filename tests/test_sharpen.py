@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.step import advantage_call
 from fadesim.tasks import Beta, Stratified, make_task
-from fadesim.theory.crossing import (crossing_k, expected_sharpening_gradient, pass_at_k_slopes, pass_rate_slopes,
-                                     prompt_weight)
+from fadesim.theory.crossing import (crossing_k, direction_moments, direction_snr, expected_sharpening_gradient,
+                                     expected_skill_gradient, pass_at_k_slopes, pass_rate_slopes, prompt_weight)
 from tests.simulators import assert_jax_equals_numpy
 
 SMALL = dict(n_prompts=24, n_answers=10, n_correct=3, prior="zipf", seed=3)
@@ -252,3 +252,126 @@ def test_bad_sharpen_settings_are_refused():
         make_task("sharpen", tabular="yes")
     with pytest.raises(ValueError, match="leaves nothing to train"):
         make_task("sharpen", sharpen_scale=0.0, tabular=False)
+
+
+# ----------------------------------------------------------------------------- the shared skill direction
+def _skill_params(task, rng, s=0.3, g=0.4, scale=0.5):
+    return {**_random_params(task, rng, s, scale), "g": np.float64(g)}
+
+
+def test_the_skill_direction_starts_at_the_bandits_policy_and_is_absent_at_d_zero():
+    bandit = make_task("bandit", **SMALL)
+    task = make_task("sharpen", sharpen_scale=0.5, skill_scale=2.0, **SMALL)
+    params = task.init_params(np, np.float64)
+    assert set(params) == {"s", "g", "theta"}
+    np.testing.assert_array_equal(task.logits(params, np), bandit.logits0)
+    assert set(make_task("sharpen", **SMALL).init_params(np, np.float64)) == {"s", "theta"}
+    # one unit of g adds d to every correct logit and nothing to a wrong one
+    moved = task.logits({**params, "g": np.float64(1.0)}, np) - bandit.logits0
+    np.testing.assert_allclose(moved, np.where(task.correct, 2.0, 0.0), atol=1e-12)
+    assert float(task.geometry({**params, "g": np.float64(0.25)}, np)["skill"]) == pytest.approx(0.5)
+
+
+def test_the_skill_score_is_the_gradient_of_the_surrogate():
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.3, **SMALL)
+    rng = np.random.default_rng(4)
+    params = _skill_params(task, rng)
+    G = 4
+    actions = rng.integers(0, 10, size=(24, G))
+    weights = rng.standard_normal((24, G))
+    surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731 - a one-line local helper
+    grads = task.score(params, actions, weights, np)
+    h = 1e-6
+    for name in ("s", "g"):
+        fd = (surrogate({**params, name: params[name] + h}) - surrogate({**params, name: params[name] - h})) / (2 * h)
+        assert grads[name] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), d=st.floats(0.1, 3.0), g=st.floats(-1.0, 2.0))
+def test_skill_raises_every_prompt_by_d_p_one_minus_p(seed, d, g):
+    """dp_n/dg = d p_n (1 - p_n) >= 0 on every prompt (central differences of the exact pass rate)."""
+    task = make_task("sharpen", sharpen_scale=0.5, skill_scale=d, **{**SMALL, "seed": seed})
+    params = _skill_params(task, np.random.default_rng(seed), g=g)
+    p = task.exact(params, np)["pass_rate"]
+    h = 1e-6
+    up = task.exact({**params, "g": params["g"] + h}, np)["pass_rate"]
+    down = task.exact({**params, "g": params["g"] - h}, np)["pass_rate"]
+    np.testing.assert_allclose((up - down) / (2 * h), d * p * (1 - p), rtol=1e-5, atol=1e-9)
+
+
+def test_numpy_and_jax_agree_with_the_skill_direction():
+    task = make_task("sharpen", sharpen_scale=0.5, skill_scale=0.8, prompts_per_step=5, eval_prompts=6, **SMALL)
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=20, log_every=10, optimizer="adam"), 5,
+                            rtol=1e-5, atol=1e-5)
+
+
+def _sampled_group_gradients(task, prm, advantage, params, G, draws, rng):
+    """(draws, N) per-prompt group gradients on s and g from the task's own code (its 1/N undone)."""
+    call = advantage_call(SimConfig(advantage=advantage, advantage_params=params, G=G))
+    l0 = task.logits0
+    n = task.n_prompts
+    out = {"s": [], "g": []}
+    for _ in range(draws):
+        ro = task.rollout(prm, rng.random((n, G)), np)
+        dlogits = n * task.logit_gradient(prm, ro["actions"], call(ro["rewards"], {}, ro["logprobs"], {}), np)
+        out["s"].append(task.sharpen_scale * (dlogits * l0).sum(-1))
+        out["g"].append(task.skill_scale * np.where(task.correct, dlogits, 0.0).sum(-1))
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("advantage,params", [("grpo", {}), ("psr", {}), ("nsr", {}), ("w_reinforce", {"lam": 0.1})])
+def test_direction_moments_match_sampled_groups(advantage, params):
+    """The exact per-prompt mean and variance of each shared direction's group gradient against 4000 sampled groups
+    per prompt (the simulator's rollout, the registry's advantage, the task's own gradient): every prompt's mean
+    within 4 standard errors, its variance within 4 standard errors of the sample variance (fourth moments
+    estimated from the draws), and the expected skill gradient equal to the mean of the per-prompt means."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, **SMALL)
+    rng = np.random.default_rng(2)
+    prm = _skill_params(task, rng)
+    G = 4
+    draws = _sampled_group_gradients(task, prm, advantage, params, G, 4000, rng)
+    exact = direction_moments(task, advantage, G, prm, **params)
+    for name in ("s", "g"):
+        x = draws[name]
+        mu, var = exact[name]
+        se = x.std(axis=0, ddof=1) / np.sqrt(len(x)) + 1e-12
+        assert np.all(np.abs(x.mean(0) - mu) < 4 * se), name
+        centred = x - x.mean(0)
+        var_se = np.sqrt(np.maximum((centred ** 4).mean(0) - x.var(0) ** 2, 0.0) / len(x)) + 1e-12
+        assert np.all(np.abs(x.var(0, ddof=1) - var) < 4 * var_se), name
+    assert expected_skill_gradient(task, advantage, G, prm, **params) == pytest.approx(exact["g"][0].mean(), rel=1e-10)
+    assert expected_sharpening_gradient(task, advantage, G, prm, **params) == pytest.approx(exact["s"][0].mean(),
+                                                                                           rel=1e-10)
+
+
+def test_direction_snr_reads_a_mini_batch_of_the_moments():
+    """direction_snr against a hand computation from direction_moments at B = N (no prompt spread) and B = 1 (the
+    spread over prompts in full), and against drawing B = 3 of the 24 prompts' sampled group gradients."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, **SMALL)
+    mom = direction_moments(task, "psr", 4)
+    n = task.n_prompts
+    for name, (mu, var) in mom.items():
+        assert direction_snr(task, "psr", 4)[name] == pytest.approx(mu.mean() / np.sqrt(var.mean() / n), rel=1e-12)
+        assert direction_snr(task, "psr", 4, 1)[name] == pytest.approx(mu.mean() / np.sqrt(var.mean() + mu.var()),
+                                                                       rel=1e-12)
+    rng = np.random.default_rng(5)
+    draws = _sampled_group_gradients(task, task.init_params(np, np.float64), "psr", {}, 4, 4000, rng)
+    pick = np.argsort(rng.random((4000, n)), axis=1)[:, :3]  # 3 of 24 without replacement, each draw
+    for name in ("s", "g"):
+        steps = np.take_along_axis(draws[name], pick, axis=1).mean(1)
+        snr = steps.mean() / steps.std(ddof=1)
+        # the sample SNR's standard error is about sqrt((1 + snr^2 / 2) / draws)
+        assert abs(snr - direction_snr(task, "psr", 4, 3)[name]) < 4 * np.sqrt((1 + snr ** 2 / 2) / 4000), name
+    with pytest.raises(ValueError, match="prompts_per_step must be in"):
+        direction_snr(task, "psr", 4, 25)
+
+
+def test_a_bad_skill_scale_is_refused():
+    for bad in (-0.5, float("inf"), float("nan"), True, "1"):
+        with pytest.raises(ValueError, match="skill_scale must be a finite number >= 0"):
+            make_task("sharpen", skill_scale=bad, **SMALL)
+    make_task("sharpen", sharpen_scale=0.0, skill_scale=1.0, tabular=False, **SMALL)  # the skill alone trains
+    from fadesim.literature import ProtocolSettings
+    with pytest.raises(ValueError, match="skill_scale apply to the sharpen task only"):
+        ProtocolSettings(task="bandit", skill_scale=1.0)

@@ -1,4 +1,5 @@
-"""Shared-sharpening task: logits(n, a) = (1 + c s) l0(n, a) + theta(n, a), one sharpness s shared by every prompt.
+"""Shared-sharpening task: logits(n, a) = (1 + c s) l0(n, a) + d g r(n, a) + theta(n, a), one sharpness s (and,
+where d > 0, one skill g) shared by every prompt.
 
 ``l0`` are a bandit's initial logits (so the initial policy is exactly ``make_bandit``'s, with the requested
 difficulty distribution); ``theta`` (N, K) are per-prompt logits that start at 0 (``tabular=False`` freezes them);
@@ -33,6 +34,19 @@ per step over its noise is at most about sqrt(B G) times the per-rollout ratio, 
 logits move only through s, and every logged policy metric (pass@k, entropy, diversity) is the mean over them alone,
 as a published run is evaluated on problems it never trained on (MATH's test split).
 
+``skill_scale`` = d > 0 adds a second shared direction, a "skill" g (starting at 0) that adds d g to the logit of
+every correct answer r(n, a) = 1 of every prompt: d log pi(a | n) / dg = d (r(n, a) - p_n), so dp_n / dg =
+d p_n (1 - p_n) >= 0 on every prompt, hard ones included, and pass@k rises with g at every k. It idealises what the
+real-model rung measured (``paper_figures/README.md``, SmolLM2 on two-digit sums: RL taught the sum, lifting
+questions the base never answered) and what the published runs show on problems they never trained on (MATH's and
+Omni-MATH's test splits gain pass@1), which sharpening alone cannot reach. Its expected gradient is
+d mean_n omega(p_n) p_n (1 - p_n), the same prompt weight omega as the sharpness's drift, so the sign of the mass
+again leaves the first-order *direction* in the (s, g) plane unchanged except through GRPO's omega; what differs
+between the signs is each direction's noise (``fadesim.theory.crossing.direction_moments``, exact), which an
+optimizer with a per-entry normaliser (``adam``: one for s, one for g) turns into different speeds along the two
+directions when the per-step signal-to-noise ratio is near or below 1. d = 0 (the default) leaves the task exactly as
+it was: no g parameter, the same numbers.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -50,9 +64,11 @@ from fadesim.tasks.pass_rates import DifficultyDistribution
 
 @dataclass(frozen=True, eq=False)
 class Sharpen(Bandit):
-    """Bandit data; parameters {'s': (), 'theta': (N, K)} (``tabular``) or {'s': ()}."""
+    """Bandit data; parameters {'s': (), 'theta': (N, K)} (``tabular``) or {'s': ()}, plus {'g': ()} where
+    ``skill_scale`` > 0."""
 
     sharpen_scale: float = 1.0
+    skill_scale: float = 0.0  # d: how far one unit of the shared skill g raises every correct logit (0: no g)
     tabular: bool = True
     prompts_per_step: int = 0  # B: prompts drawn per step (0: every training prompt)
     # (N,) bool, True for the evaluation prompts (never trained on; the logged metrics are theirs), or None
@@ -86,6 +102,8 @@ class Sharpen(Bandit):
 
     def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
         params = {"s": xp.zeros((), dtype=dtype)}
+        if self.skill_scale:
+            params["g"] = xp.zeros((), dtype=dtype)
         if self.tabular:
             params["theta"] = xp.zeros(self.logits0.shape, dtype=dtype)
         return params
@@ -93,18 +111,25 @@ class Sharpen(Bandit):
     def logits(self, params: dict[str, Any], xp: Any) -> Any:
         s = params["s"]
         out = (1.0 + self.sharpen_scale * s) * xp.asarray(self.logits0, dtype=s.dtype)
+        if self.skill_scale:
+            out = out + self.skill_scale * params["g"] * xp.asarray(self.correct, dtype=s.dtype)
         return out + params["theta"] if self.tabular else out
 
     def score(self, params: dict[str, Any], actions: Any, weights: Any, xp: Any) -> dict[str, Any]:
         dlogits = self.logit_gradient(params, actions, weights, xp)
         l0 = xp.asarray(self.logits0, dtype=dlogits.dtype)
         grads = {"s": self.sharpen_scale * xp.sum(dlogits * l0)}
+        if self.skill_scale:
+            grads["g"] = self.skill_scale * xp.sum(dlogits * xp.asarray(self.correct, dtype=dlogits.dtype))
         if self.tabular:
             grads["theta"] = dlogits
         return grads
 
     def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
-        return {"sharpness": 1.0 + self.sharpen_scale * params["s"]}
+        out = {"sharpness": 1.0 + self.sharpen_scale * params["s"]}
+        if self.skill_scale:
+            out["skill"] = self.skill_scale * params["g"]
+        return out
 
 
 def make_sharpen(
@@ -114,6 +139,7 @@ def make_sharpen(
     difficulty: DifficultyDistribution | str = "mixed",
     *,
     sharpen_scale: float = 1.0,
+    skill_scale: float = 0.0,
     tabular: bool = True,
     prompts_per_step: int = 0,
     eval_prompts: int = 0,
@@ -126,6 +152,9 @@ def make_sharpen(
     if not (isinstance(sharpen_scale, (int, float)) and not isinstance(sharpen_scale, bool)
             and np.isfinite(sharpen_scale) and sharpen_scale >= 0):
         raise ValueError(f"sharpen_scale must be a finite number >= 0; got {sharpen_scale!r}")
+    if not (isinstance(skill_scale, (int, float)) and not isinstance(skill_scale, bool)
+            and np.isfinite(skill_scale) and skill_scale >= 0):
+        raise ValueError(f"skill_scale must be a finite number >= 0 (0: no skill direction); got {skill_scale!r}")
     if not isinstance(tabular, (bool, np.bool_)):
         raise ValueError(f"tabular must be True or False; got {tabular!r}")
     if isinstance(prompts_per_step, bool) or int(prompts_per_step) != prompts_per_step or not (
@@ -144,9 +173,10 @@ def make_sharpen(
     if eval_prompts:  # a fixed random subset of the prompts (of every difficulty), held out of training
         evaluation = np.zeros(n_prompts, dtype=bool)
         evaluation[np.random.default_rng([seed, 1]).choice(n_prompts, int(eval_prompts), replace=False)] = True
-    if not tabular and sharpen_scale == 0:
-        raise ValueError("sharpen_scale = 0 with tabular=False leaves nothing to train")
+    if not tabular and sharpen_scale == 0 and skill_scale == 0:
+        raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
+                   skill_scale=float(skill_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation)
 
 

@@ -28,6 +28,17 @@ in ``tests/test_sharpen.py``:
    ``fadesim.theory.drift``, and the optimizer's per-entry normaliser). Group-normalised advantages weight prompts
    by omega(p) (GRPO's grows toward p = 0 and 1): the difficulty axis changes how much the hard prompts' negative
    dp/ds pulls against the easy prompts' positive one, i.e. how fast a method sharpens, and so how far it crosses.
+
+3. **The skill direction and each direction's noise** (``skill_scale`` d > 0: logits + d g r(n, a)). dp_n / dg =
+   d p_n (1 - p_n) on every prompt, and E[grad_g] = (d / N) sum_n w(p_n), the same w. So the *mean* step of every
+   alpha r + beta advantage points the same way in the (s, g) plane. Their noise does not: given a group with k
+   correct, a correct rollout contributes A+(k) (l0(a) - E_pi[l0]) to s (mean E[l0 | C] - E[l0], variance
+   Var[l0 | C] over the correct answers) and A+(k) (1 - p) to g, a wrong one A-(k) (l0(a) - E_pi[l0]) and
+   -A-(k) p, so the per-group mean and variance of each direction's gradient are exact sums over k ~ Binomial(G, p)
+   (``direction_moments``). PSR weights the correct rollouts, whose l0 spread is small on easy prompts; NSR the
+   wrong ones, spread over the tail: NSR's sharpening gradient is the noisier. A step that draws B of N prompts
+   has per-step signal-to-noise ratio mean_n mu_n / sqrt((mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B)
+   (``direction_snr``), which an optimizer with a per-entry normaliser turns into a speed along each direction.
 """
 
 from __future__ import annotations
@@ -37,7 +48,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
-from fadesim.theory.mass_profile import profile
+from fadesim.theory.mass_profile import binomial_weights, profile
 from fadesim.theory.signal import group_update
 
 
@@ -86,6 +97,73 @@ def prompt_weight(advantage: str, G: int, p: Any, signals: Mapping[str, Any] | N
     w, _ = group_update(prof, p)
     denom = p * (1.0 - p)
     return np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
+
+
+def expected_skill_gradient(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+                            signals: Mapping[str, Any] | None = None, **adv_params: Any) -> float:
+    """E[grad_g] of one simulator step (``task.score(...)['g']`` averaged over rollouts), exactly, at ``params``."""
+    params = task.init_params(np, np.float64) if params is None else params
+    p, _, _ = _conditional_means(task, params)
+    w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
+    return float(task.skill_scale * np.mean(w))
+
+
+def direction_moments(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+                      signals: Mapping[str, Any] | None = None, **adv_params: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per prompt, the exact mean and variance of one group's gradient on the shared sharpness ("s") and, where the
+    task has one, the shared skill ("g"): ``(1/G) sum_i A_i d log pi(a_i) / d(s or g)`` with the group's G rollouts
+    drawn from the policy at ``params`` (the simulator's per-prompt term before its 1/N), as (mean (N,), var (N,))."""
+    params = task.init_params(np, np.float64) if params is None else params
+    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
+    pi = np.exp(sp.log_softmax(logits, np))
+    l0 = np.asarray(task.logits0, dtype=np.float64)
+    correct = np.asarray(task.correct, dtype=bool)
+    p = np.where(correct, pi, 0.0).sum(-1)
+    centred = l0 - (pi * l0).sum(-1, keepdims=True)
+
+    def side(mask: np.ndarray, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # E, Var of l0 - E l0 on a side
+        q = np.where(mask, pi, 0.0)
+        m1 = np.divide((q * centred).sum(-1), mass, out=np.zeros_like(mass), where=mass > 0)
+        m2 = np.divide((q * centred ** 2).sum(-1), mass, out=np.zeros_like(mass), where=mass > 0)
+        return m1, np.maximum(m2 - m1 ** 2, 0.0)
+
+    (mc, vc), (mw, vw) = side(correct, p), side(~correct, 1.0 - p)
+    prof = profile(advantage, G, signals=signals, **adv_params)
+    kk = np.arange(G + 1)
+    a_pos, a_neg = np.nan_to_num(prof.a_pos), np.nan_to_num(prof.a_neg)
+    weight = binomial_weights(np.clip(p, 0.0, 1.0), G)  # (N, G + 1)
+    ns, nw = kk[None, :], (G - kk)[None, :]
+    s_mean_k = (ns * a_pos * mc[:, None] + nw * a_neg * mw[:, None]) / G
+    s_var_k = (ns * a_pos ** 2 * vc[:, None] + nw * a_neg ** 2 * vw[:, None]) / G ** 2
+    s_mean = (weight * s_mean_k).sum(-1)
+    out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
+        (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
+    if getattr(task, "skill_scale", 0.0):
+        g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G
+        g_mean = (weight * g_k).sum(-1)
+        out["g"] = (task.skill_scale * g_mean,
+                    task.skill_scale ** 2 * ((weight * g_k ** 2).sum(-1) - g_mean ** 2))
+    return {k: (m, np.maximum(v, 0.0)) for k, (m, v) in out.items()}
+
+
+def direction_snr(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
+                  params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
+                  **adv_params: Any) -> dict[str, float]:
+    """Per-step mean / standard deviation of the gradient on each shared direction ("s", and "g" where present)
+    when a step draws ``prompts_per_step`` = B of the task's N prompts without replacement (0: all of them), from
+    ``direction_moments``: mean_n mu_n / sqrt((mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B)."""
+    moments = direction_moments(task, advantage, G, params, signals, **adv_params)
+    n = next(iter(moments.values()))[0].size
+    B = prompts_per_step or n
+    if not 1 <= B <= n:
+        raise ValueError(f"prompts_per_step must be in [0, {n}] (0: every prompt); got {prompts_per_step!r}")
+    spread = (n - B) / (n - 1) if n > 1 else 0.0
+    out = {}
+    for k, (mu, var) in moments.items():
+        sd = np.sqrt((var.mean() + spread * mu.var()) / B)
+        m = float(mu.mean())
+        out[k] = m / float(sd) if sd > 0 else (0.0 if m == 0 else float(np.copysign(np.inf, m)))
+    return out
 
 
 def expected_sharpening_gradient(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
