@@ -22,6 +22,8 @@ tune on; a user's own files in the same schema go through the same command.
     python experiments/literature.py --full --task sharpen --optimizer adam --sharpen-scale 0.3 --prompts-per-step 1
                                                                         # a prompt mini-batch (sharpen only)
     python experiments/literature.py --full --task sharpen --optimizer adam --skill-scale 1   # plus a shared skill
+    python experiments/literature.py --full --task sharpen --optimizer adam --skill-scale 0.3 --eval-prompts 128 \
+        --n-prompts 256 --engine first_order                            # its first-order prediction, in seconds
 
 ``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale[:prompts_per_step[:skill_scale]]) on every
 setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each
@@ -127,11 +129,12 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
-    """The file-name part of a sharpen mini-batch, held-out evaluation and skill direction: "_b{B}", "_eval{M}" and
-    "_d{d}" where set."""
+    """The file-name part of a sharpen mini-batch, held-out evaluation, skill direction and first-order engine:
+    "_b{B}", "_eval{M}", "_d{d}" and "_firstorder" where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
-            + (f"_d{settings.skill_scale:g}" if settings.skill_scale else ""))
+            + (f"_d{settings.skill_scale:g}" if settings.skill_scale else "")
+            + ("_firstorder" if settings.engine == "first_order" else ""))
 
 
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
@@ -158,8 +161,9 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
              for c in candidates for s in names]
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
     scores = scores.drop(columns="unit")
+    runs = f"{settings.seeds} seeds" if settings.engine == "simulate" else "first-order prediction (mean-field Adam)"
     print(f"\nper entry and setting (signs agree / compared; pass@k mean abs error) [G = {settings.G}, lr "
-          f"{settings.lr:g}, {settings.seeds} seeds; {MATCH_WORDS[settings.match]}]:")
+          f"{settings.lr:g}, {runs}; {MATCH_WORDS[settings.match]}]:")
     pooled = pooled_scores(scores)
     for c in candidates:
         part, p = scores[scores.config == c.label], pooled.loc[c.label]
@@ -203,7 +207,9 @@ def main(argv: list[str] | None = None) -> int:
                                                       if settings.prompts_per_step else "") + (
             f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "") + (
             f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
-    axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {settings.seeds} seeds; "
+    runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
+            else "first-order prediction: mean-field Adam paths, no rollouts drawn")
+    axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
             f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps = [], [], []

@@ -38,6 +38,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -55,6 +56,7 @@ BASE = "base"
 #: condition) or at matched pass@1 (each method read where its own held-out pass@1 first reaches the reference's
 #: published pass@1: the pass@k-vs-pass@1 frontier, which takes learning speed out of the comparison)
 MATCHES = ("step", "pass@1")
+ENGINES = ("simulate", "first_order")
 
 
 class LiteratureError(ValueError):
@@ -273,6 +275,9 @@ class ProtocolSettings:
     seeds: int = 16  # the first half matches the length, the second half is scored
     min_difference: float = 0.01
     match: str = "step"  # "step": methods read at steps_scale x T; "pass@1": each where its pass@1 meets the target
+    # "simulate": the jax simulator, seeds and all; "first_order": each run replaced by its mean-field Adam path
+    # (``first_order_setting``: sharpen, adam, eval_prompts > 0 only), a prediction made without drawing a rollout
+    engine: str = "simulate"
 
     def __post_init__(self) -> None:
         if (self.prompts_per_step or self.eval_prompts or self.skill_scale) and self.task != "sharpen":
@@ -280,6 +285,11 @@ class ProtocolSettings:
                              f"{self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
+        if self.engine == "first_order" and (self.task != "sharpen" or self.optimizer != "adam" or not self.eval_prompts):
+            raise ValueError("the first_order engine needs task 'sharpen', optimizer 'adam' and eval_prompts > 0; got "
+                             f"task {self.task!r}, optimizer {self.optimizer!r}, eval_prompts {self.eval_prompts}")
 
 
 def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int = 0) -> tuple[Any, Any]:
@@ -336,10 +346,13 @@ def _match_reference(task: Any, settings: ProtocolSettings, tune: Sequence[int],
 
 def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
                 settings: ProtocolSettings) -> dict[str, Any]:
-    """The protocol (a-d) on one setting; returns its table, comparisons and chosen length."""
+    """The protocol (a-d) on one setting; returns its table, comparisons and chosen length (``settings.engine``
+    "first_order": ``first_order_setting`` instead of the simulator)."""
     from fadesim.experiment import ci95, split_seeds
     from fadesim.sim import simulate
 
+    if settings.engine == "first_order":
+        return first_order_setting(setting, curves, methods, settings)
     pub = curves[curves.setting == setting]
     ks = sorted(int(k) for k in pub.k.unique())
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
@@ -384,6 +397,66 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
             "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
             "not_simulated": [m for m in published_names if m not in methods],
             "grid": grid}
+
+
+def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
+                        settings: ProtocolSettings) -> dict[str, Any]:
+    """The protocol (a-d) on one setting with each simulated run replaced by its first-order path
+    (``fadesim.theory.crossing.adam_path``: the shared sharpness and skill moved at Adam's expected speed, the SNR
+    of each read exactly), read on the held-out evaluation prompts, whose pass@k is then an exact function of the
+    path. A prediction of what ``run_setting`` will measure, made without drawing a rollout: the sharpen task under
+    per-entry ``adam`` with ``eval_prompts`` > 0 only (elsewhere the per-prompt logits, which the path leaves out,
+    move what is measured). Same keys as ``run_setting`` (the table's ci95 empty: no seeds)."""
+    from fadesim.theory.crossing import adam_path
+
+    dataclasses.replace(settings, engine="first_order")  # refuses a task, optimizer or evaluation it cannot serve
+    pub = curves[curves.setting == setting]
+    ks = sorted(int(k) for k in pub.k.unique())
+    base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
+    task, cal = calibrated_task(settings, base_curve)
+    held = np.asarray(task.evaluated(), dtype=bool)
+    ref = reference_method(setting, curves, methods)
+    target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+
+    def curve(advantage: str, params: Mapping[str, Any], steps: int) -> pd.DataFrame:
+        path = adam_path(task, advantage, settings.G, steps, settings.lr, settings.prompts_per_step,
+                         settings.log_every, **params)
+        theta = np.zeros(task.logits0.shape)
+        rows = []
+        for t, sv, gv in zip(path["step"], path["s"], path["g"]):
+            prm = {"s": np.float64(sv), "theta": theta, **({"g": np.float64(gv)} if task.skill_scale else {})}
+            p = np.asarray(task.exact(prm, np)["pass_rate"])[held]
+            rows += [{"step": int(t), "k": k, "pass_at_k": float(np.mean(1 - (1 - p) ** k))} for k in ks]
+        return pd.DataFrame(rows)
+
+    grid = curve("grpo", {}, settings.max_steps)
+    p1 = grid[grid.k == 1]
+    length, reached = match_length(p1.step, p1.pass_at_k, target)
+    published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    simulated_names = [m for m in published_names if m in methods]
+    frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
+    for name in simulated_names:
+        m = methods[name]
+        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        df = curve(m.advantage, m.params, steps)
+        if settings.match == "pass@1":
+            q = df[df.k == 1]
+            at, _ = match_length(q.step, q.pass_at_k, target)
+        else:
+            at = nearest_step(sorted(set(df.step))[1:], m.steps_scale * length)
+        read_at[name] = int(at)
+        frames.append(df[df.step == at].assign(method=name))
+    simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]]
+    table = simulated.rename(columns={"pass_at_k": "simulated"}).assign(ci95=float("nan")).merge(
+        pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}), on=["method", "k"], how="right")
+    scored = pub[pub.k != 1] if settings.match == "pass@1" else pub
+    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
+    error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], simulated)
+    return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
+            "comparisons": comparisons, "length": length, "reached": reached, "target": target,
+            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
+            "not_simulated": [m for m in published_names if m not in methods],
+            "grid": p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(drop=True)}
 
 
 # ----------------------------------------------------------------------------- comparing task families

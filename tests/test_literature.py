@@ -290,3 +290,46 @@ def test_the_unbiased_pass_at_k_estimator_against_enumeration():
         estimate_pass_at_k(n, c, [6])
     with pytest.raises(ValueError, match="at least one prompt"):
         estimate_pass_at_k([], [], [1])
+
+
+def test_the_first_order_engine_reads_the_mean_field_paths_by_hand(tmp_path):
+    """engine "first_order": the base row is the held-out prompts' exact pass@k at the start; GRPO is read at the
+    first logged step whose path pass@1 (held-out prompts, per-prompt logits 0) reaches the published 0.45; NSR is
+    read there too and its row is the exact pass@k at its own path's (s, g) (all recomputed here from adam_path);
+    the engine refuses what it cannot serve."""
+    from fadesim.theory.crossing import adam_path
+
+    curves, methods = _hand_setting(tmp_path)
+    s = ProtocolSettings(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2,
+                         n_prompts=48, eval_prompts=24, n_answers=16, n_correct=2, max_steps=200, log_every=20,
+                         engine="first_order")
+    pub = load_curves(curves)
+    res = run_setting("s", pub, load_methods(methods), s)
+    task, _ = calibrated_task(s, {1: 0.30, 32: 0.80})
+    held = task.evaluated()
+
+    def pass_at(path, i, k):
+        prm = {"s": np.float64(path["s"][i]), "g": np.float64(path["g"][i]), "theta": np.zeros(task.logits0.shape)}
+        p = task.exact(prm, np)["pass_rate"][held]
+        return float(np.mean(1 - (1 - p) ** k))
+
+    grpo = adam_path(task, "grpo", 8, 200, 0.02, 2, every=20)
+    p1 = [pass_at(grpo, i, 1) for i in range(len(grpo["step"]))]
+    length, reached = match_length(grpo["step"], p1, 0.45)
+    assert (res["length"], res["reached"]) == (length, reached) and reached
+    i = list(grpo["step"]).index(length)
+    nsr = adam_path(task, "nsr", 8, 200, 0.02, 2, every=20)
+    table = res["table"].set_index(["method", "k"]).simulated
+    for k in (1, 32):
+        assert table[("base", k)] == pytest.approx(pass_at(grpo, 0, k), rel=1e-12)
+        assert table[("GRPO", k)] == pytest.approx(pass_at(grpo, i, k), rel=1e-12)
+        assert table[("NSR", k)] == pytest.approx(pass_at(nsr, i, k), rel=1e-12)
+    assert res["table"].ci95.isna().all() and res["read_at"] == {"GRPO": length, "NSR": length}
+    for bad, message in [(dict(task="bandit", eval_prompts=0), "needs task 'sharpen'"),
+                         (dict(optimizer="sgd"), "optimizer 'adam'"),
+                         (dict(eval_prompts=0), "eval_prompts > 0")]:
+        with pytest.raises(ValueError, match=message):
+            ProtocolSettings(**{**dict(task="sharpen", optimizer="adam", eval_prompts=8, engine="first_order"),
+                                **bad})
+    with pytest.raises(ValueError, match="engine must be one of simulate, first_order"):
+        ProtocolSettings(engine="exact")

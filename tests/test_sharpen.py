@@ -8,8 +8,9 @@ from hypothesis import strategies as st
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.step import advantage_call
 from fadesim.tasks import Beta, Stratified, make_task
-from fadesim.theory.crossing import (crossing_k, direction_moments, direction_snr, expected_sharpening_gradient,
-                                     expected_skill_gradient, pass_at_k_slopes, pass_rate_slopes, prompt_weight)
+from fadesim.theory.crossing import (adam_path, crossing_k, direction_moments, direction_snr,
+                                     expected_sharpening_gradient, expected_skill_gradient, pass_at_k_slopes,
+                                     pass_rate_slopes, prompt_weight, step_moments)
 from tests.simulators import assert_jax_equals_numpy
 
 SMALL = dict(n_prompts=24, n_answers=10, n_correct=3, prior="zipf", seed=3)
@@ -375,3 +376,45 @@ def test_a_bad_skill_scale_is_refused():
     from fadesim.literature import ProtocolSettings
     with pytest.raises(ValueError, match="skill_scale apply to the sharpen task only"):
         ProtocolSettings(task="bandit", skill_scale=1.0)
+
+
+# ----------------------------------------------------------------------------- the mean-field Adam path
+def test_adam_path_is_adams_recursion_on_the_step_moments():
+    """One step from the start: m_hat = mu, v_hat = mu^2 + var, so each shared direction moves
+    lr mu / (sqrt(mu^2 + var) + eps); two steps apply the bias-corrected recursion (by hand)."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, tabular=False, **SMALL)
+    mom = step_moments(task, "nsr", 4, 3)
+    one = adam_path(task, "nsr", 4, 1, 0.05, 3, every=1)
+    for name in ("s", "g"):
+        mu, var = mom[name]
+        assert one[name][1] == pytest.approx(0.05 * mu / (np.sqrt(mu * mu + var) + 1e-8), rel=1e-12)
+    two = adam_path(task, "nsr", 4, 2, 0.05, 3, every=2)  # the moments held for both steps
+    for name in ("s", "g"):
+        mu, var = mom[name]
+        m1, v1 = 0.1 * mu, 0.001 * (mu * mu + var)
+        m2, v2 = 0.9 * m1 + 0.1 * mu, 0.999 * v1 + 0.001 * (mu * mu + var)
+        hand = 0.05 * mu / (np.sqrt(mu * mu + var) + 1e-8) + 0.05 * (m2 / (1 - 0.81)) / (
+            np.sqrt(v2 / (1 - 0.999 ** 2)) + 1e-8)
+        assert two[name][-1] == pytest.approx(hand, rel=1e-12)
+    with pytest.raises(ValueError, match="must be a multiple of every"):
+        adam_path(task, "nsr", 4, 15, 0.05, every=10)
+
+
+@pytest.mark.parametrize("advantage,B", [("psr", 0), ("nsr", 0), ("psr", 1), ("nsr", 1)])
+def test_adam_path_follows_the_simulators_shared_directions(advantage, B):
+    """Without per-prompt logits the mean-field path is the whole first-order model: the simulated sharpness and
+    skill (16 seeds, per-entry adam) stay within 4 standard errors plus 4% of the distance travelled of the path.
+    The 4% is the mean-field approximation's own error (E[m / sqrt(v)] against E[m] / sqrt(E[v]), the moments held
+    for 10 steps), measured at 1-3% over 150 steps on this task."""
+    task = make_task("sharpen", n_prompts=32, n_answers=16, n_correct=3, prior="zipf",
+                     difficulty=Stratified(Beta(0.6, 0.4)), sharpen_scale=0.5, skill_scale=0.5, tabular=False,
+                     prompts_per_step=B, seed=0)
+    res = simulate(task, SimConfig(advantage=advantage, G=8, steps=150, log_every=50, optimizer="adam", lr=0.02),
+                   seeds=range(16))
+    path = adam_path(task, advantage, 8, 150, 0.02, B, every=10)
+    at = [list(path["step"]).index(int(t)) for t in res.steps]
+    for metric, name, start in (("sharpness", "s", 1.0), ("skill", "g", 0.0)):
+        sim = np.asarray(res.metrics[metric][0])
+        want = start + 0.5 * path[name][at]
+        se = sim.std(0, ddof=1) / 4
+        assert np.all(np.abs(sim.mean(0) - want) <= 4 * se + 0.04 * np.abs(want - start)), (metric, sim.mean(0), want)

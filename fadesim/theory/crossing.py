@@ -146,23 +146,34 @@ def direction_moments(task: Any, advantage: str, G: int, params: Mapping[str, An
     return {k: (m, np.maximum(v, 0.0)) for k, (m, v) in out.items()}
 
 
-def direction_snr(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
-                  params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
-                  **adv_params: Any) -> dict[str, float]:
-    """Per-step mean / standard deviation of the gradient on each shared direction ("s", and "g" where present)
-    when a step draws ``prompts_per_step`` = B of the task's N prompts without replacement (0: all of them), from
-    ``direction_moments``: mean_n mu_n / sqrt((mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B)."""
+def step_moments(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
+                 params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
+                 **adv_params: Any) -> dict[str, tuple[float, float]]:
+    """Mean and variance of one simulator step's gradient on each shared direction ("s", and "g" where present)
+    when the step draws ``prompts_per_step`` = B of the task's N training prompts (those not held out for
+    evaluation) without replacement (0: all of them); the step's gradient is the mean of the drawn prompts' group
+    gradients (``direction_moments``), so its mean is mean_n mu_n and its variance
+    (mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B."""
     moments = direction_moments(task, advantage, G, params, signals, **adv_params)
+    held = task.evaluated() if hasattr(task, "evaluated") else None
+    if held is not None:  # prompts held out of training are never drawn
+        moments = {k: (m[~np.asarray(held)], v[~np.asarray(held)]) for k, (m, v) in moments.items()}
     n = next(iter(moments.values()))[0].size
     B = prompts_per_step or n
     if not 1 <= B <= n:
-        raise ValueError(f"prompts_per_step must be in [0, {n}] (0: every prompt); got {prompts_per_step!r}")
+        raise ValueError(f"prompts_per_step must be in [0, {n}] (0: every training prompt); got {prompts_per_step!r}")
     spread = (n - B) / (n - 1) if n > 1 else 0.0
+    return {k: (float(mu.mean()), float((var.mean() + spread * mu.var()) / B)) for k, (mu, var) in moments.items()}
+
+
+def direction_snr(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
+                  params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
+                  **adv_params: Any) -> dict[str, float]:
+    """Per-step mean / standard deviation of the gradient on each shared direction (``step_moments``):
+    mean_n mu_n / sqrt((mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B)."""
     out = {}
-    for k, (mu, var) in moments.items():
-        sd = np.sqrt((var.mean() + spread * mu.var()) / B)
-        m = float(mu.mean())
-        out[k] = m / float(sd) if sd > 0 else (0.0 if m == 0 else float(np.copysign(np.inf, m)))
+    for k, (m, var) in step_moments(task, advantage, G, prompts_per_step, params, signals, **adv_params).items():
+        out[k] = m / float(np.sqrt(var)) if var > 0 else (0.0 if m == 0 else float(np.copysign(np.inf, m)))
     return out
 
 
@@ -173,3 +184,39 @@ def expected_sharpening_gradient(task: Any, advantage: str, G: int, params: Mapp
     p, mean_c, mean_w = _conditional_means(task, params)
     w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
     return float(task.sharpen_scale * np.mean(w * (mean_c - mean_w)))
+
+
+def adam_path(task: Any, advantage: str, G: int, steps: int, lr: float, prompts_per_step: int = 0, every: int = 10,
+              signals: Mapping[str, Any] | None = None, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
+              **adv_params: Any) -> dict[str, np.ndarray]:
+    """The first-order ("mean-field") path of the shared directions under per-entry Adam: each step, Adam's first
+    moment averages the step gradient's mean mu and its second moment averages E[g^2] = mu^2 + var (``step_moments``),
+    with Adam's own decays and bias correction, and the parameter moves by lr m_hat / (sqrt(v_hat) + eps). So a
+    direction whose per-step SNR r = mu / sd is steady moves about lr r / sqrt(1 + r^2) a step, the normaliser's long
+    memory slowing it when its gradient shrinks. The moments are re-read every ``every`` steps at the current (s, g)
+    with the per-prompt logits left at 0 (exact for a task without them, ``tabular=False``, and for what an
+    evaluation prompt never trained on sees; a training prompt's own logits also move, which the path leaves out).
+    Returns {"step", "s", "g"} (g all 0 where the task has no skill direction), every ``every`` steps from 0 to
+    ``steps``."""
+    if steps % every:
+        raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
+    params = {k: np.asarray(v, dtype=np.float64) for k, v in task.init_params(np, np.float64).items()}
+    names = [k for k in ("s", "g") if k in params]
+    m = dict.fromkeys(names, 0.0)
+    v = dict.fromkeys(names, 0.0)
+    out = {"step": [0], "s": [0.0], "g": [0.0]}
+    t = 0
+    while t < steps:
+        moments = step_moments(task, advantage, G, prompts_per_step, params, signals, **adv_params)
+        for _ in range(every):
+            t += 1
+            for name in names:
+                mu, var = moments[name]
+                m[name] = b1 * m[name] + (1.0 - b1) * mu
+                v[name] = b2 * v[name] + (1.0 - b2) * (mu * mu + var)
+                step = lr * (m[name] / (1.0 - b1 ** t)) / (np.sqrt(v[name] / (1.0 - b2 ** t)) + eps)
+                params[name] = params[name] + step
+        out["step"].append(t)
+        out["s"].append(float(params["s"]))
+        out["g"].append(float(params.get("g", 0.0)))
+    return {k: np.asarray(val) for k, val in out.items()}
