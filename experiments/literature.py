@@ -35,6 +35,7 @@ paper_figures/literature_compare[_bB][_pass1]_{quick,full}.csv and ends with the
 from __future__ import annotations
 
 import dataclasses
+import io
 import sys
 import textwrap
 from dataclasses import dataclass
@@ -151,7 +152,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 
     def compute(spec) -> pd.DataFrame:
         res = run_setting(spec["setting"], curves, methods, protocol(spec))
-        return pd.DataFrame([{"config": spec["config"], **setting_score(res)}])
+        return pd.DataFrame([{"config": spec["config"], **setting_score(res),
+                              "signs": res["comparisons"].to_json(orient="records")}])
 
     specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "sharpen_scale": c.sharpen_scale,
               "setting": s, **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
@@ -161,6 +163,11 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
              for c in candidates for s in names]
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
     scores = scores.drop(columns="unit")
+    # every scored comparison of every entry (the simulated difference beside the published one), where stored
+    signs = pd.concat([pd.read_json(io.StringIO(r.signs), orient="records").assign(config=r.config, setting=r.setting)
+                       for r in scores.itertuples() if isinstance(getattr(r, "signs", None), str) and r.signs != "[]"]
+                      or [pd.DataFrame()], ignore_index=True)
+    scores = scores.drop(columns="signs", errors="ignore")
     runs = f"{settings.seeds} seeds" if settings.engine == "simulate" else "first-order prediction (mean-field Adam)"
     print(f"\nper entry and setting (signs agree / compared; pass@k mean abs error) [G = {settings.G}, lr "
           f"{settings.lr:g}, {runs}; {MATCH_WORDS[settings.match]}]:")
@@ -185,6 +192,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     stem = f"literature_compare{tag}{_sharpen_design(settings)}{MATCH_SUFFIX[settings.match]}_{suffix}"
     write_atomic(out / f"{stem}.csv", scores)
     write_atomic(out / f"{stem}.loso.csv", pd.DataFrame(loso_rows))
+    if len(signs):
+        write_atomic(out / f"{stem}.signs.csv", signs)
     best = best_config(scores)
     b = pooled.loc[best]
     print(f"chosen on all shipped settings: {best}")

@@ -247,6 +247,10 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
     table = pd.read_csv(tmp_path / "f" / "literature_compare_quick.csv")
     assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
+    # every scored comparison beside its entry: the per-entry counts of the score table
+    signs = pd.read_csv(tmp_path / "f" / "literature_compare_quick.signs.csv")
+    counts = signs.groupby("config").agree.agg(["sum", "size"])
+    assert list(counts["sum"]) == list(table.agree) and list(counts["size"]) == list(table.total)
     assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_quick.csv"), table)
     with pytest.raises(SystemExit) as err:
