@@ -385,18 +385,26 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
-    table = table.drop(columns="pass_at_k").merge(pub[["method", "k", "pass_at_k"]].rename(
-        columns={"pass_at_k": "published"}), on=["method", "k"], how="right")
-    simulated = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[
-        ["method", "k", "pass_at_k"]]
+    return _scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
+                           length, reached, read_at, grid)
+
+
+def _scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
+                    methods: Mapping[str, Method], cal: Any, reference: str, target: float, length: int, reached: bool,
+                    read_at: Mapping[str, int], grid: pd.DataFrame) -> dict[str, Any]:
+    """Step d and the result of one setting: ``simulated`` (method, k, simulated, ci95) beside the published rows,
+    every sign compared and the pass@k error."""
+    table = simulated.merge(pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}),
+                            on=["method", "k"], how="right")
+    sim = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[["method", "k", "pass_at_k"]]
     scored = pub[pub.k != 1] if settings.match == "pass@1" else pub
-    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
-    error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], simulated)
+    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], sim, settings.min_difference)
+    error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], sim)
+    published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
             "comparisons": comparisons, "length": length, "reached": reached, "target": target,
-            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
-            "not_simulated": [m for m in published_names if m not in methods],
-            "grid": grid}
+            "reference": reference, "calibration": cal, "error": error, "n_error": n_error, "read_at": dict(read_at),
+            "not_simulated": [m for m in published_names if m not in methods], "grid": grid}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
@@ -446,17 +454,11 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
             at = nearest_step(sorted(set(df.step))[1:], m.steps_scale * length)
         read_at[name] = int(at)
         frames.append(df[df.step == at].assign(method=name))
-    simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]]
-    table = simulated.rename(columns={"pass_at_k": "simulated"}).assign(ci95=float("nan")).merge(
-        pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}), on=["method", "k"], how="right")
-    scored = pub[pub.k != 1] if settings.match == "pass@1" else pub
-    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], simulated, settings.min_difference)
-    error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], simulated)
-    return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
-            "comparisons": comparisons, "length": length, "reached": reached, "target": target,
-            "reference": ref.name, "calibration": cal, "error": error, "n_error": n_error, "read_at": read_at,
-            "not_simulated": [m for m in published_names if m not in methods],
-            "grid": p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(drop=True)}
+    simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]].rename(
+        columns={"pass_at_k": "simulated"}).assign(ci95=float("nan"))
+    return _scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
+                           read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
+                               drop=True))
 
 
 # ----------------------------------------------------------------------------- comparing task families

@@ -28,12 +28,14 @@ def test_the_initial_policy_is_the_bandits():
         assert set(task.init_params(np, np.float64)) == ({"s", "theta"} if tabular else {"s"})
 
 
-@pytest.mark.parametrize("tabular", [True, False])
-def test_the_score_is_the_gradient_of_the_surrogate(tabular):
-    """task.score = d/dparams of (1/(G N)) sum w log pi(a), by central differences."""
-    task = make_task("sharpen", sharpen_scale=0.7, tabular=tabular, **SMALL)
+@pytest.mark.parametrize("tabular,skill", [(True, 0.0), (False, 0.0), (True, 1.3)])
+def test_the_score_is_the_gradient_of_the_surrogate(tabular, skill):
+    """task.score = d/dparams of (1/(G N)) sum w log pi(a), by central differences (with the skill g where d > 0)."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=skill, tabular=tabular, **SMALL)
     rng = np.random.default_rng(0)
     params = _random_params(task, rng)
+    if skill:
+        params["g"] = np.float64(0.4)
     if not tabular:
         params.pop("theta")
     G = 4
@@ -42,8 +44,9 @@ def test_the_score_is_the_gradient_of_the_surrogate(tabular):
     surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731 - a one-line local helper
     grads = task.score(params, actions, weights, np)
     h = 1e-6
-    fd_s = (surrogate({**params, "s": params["s"] + h}) - surrogate({**params, "s": params["s"] - h})) / (2 * h)
-    assert grads["s"] == pytest.approx(fd_s, rel=1e-6, abs=1e-9)
+    for name in ("s", "g") if skill else ("s",):
+        fd = (surrogate({**params, name: params[name] + h}) - surrogate({**params, name: params[name] - h})) / (2 * h)
+        assert grads[name] == pytest.approx(fd, rel=1e-6, abs=1e-9)
     if tabular:
         for n, a in [(0, 0), (5, 7), (23, 9)]:
             bump = np.zeros_like(params["theta"])
@@ -271,21 +274,6 @@ def test_the_skill_direction_starts_at_the_bandits_policy_and_is_absent_at_d_zer
     moved = task.logits({**params, "g": np.float64(1.0)}, np) - bandit.logits0
     np.testing.assert_allclose(moved, np.where(task.correct, 2.0, 0.0), atol=1e-12)
     assert float(task.geometry({**params, "g": np.float64(0.25)}, np)["skill"]) == pytest.approx(0.5)
-
-
-def test_the_skill_score_is_the_gradient_of_the_surrogate():
-    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.3, **SMALL)
-    rng = np.random.default_rng(4)
-    params = _skill_params(task, rng)
-    G = 4
-    actions = rng.integers(0, 10, size=(24, G))
-    weights = rng.standard_normal((24, G))
-    surrogate = lambda prm: float(np.sum(weights * task.logprob(prm, actions, np)) / (G * 24))  # noqa: E731 - a one-line local helper
-    grads = task.score(params, actions, weights, np)
-    h = 1e-6
-    for name in ("s", "g"):
-        fd = (surrogate({**params, name: params[name] + h}) - surrogate({**params, name: params[name] - h})) / (2 * h)
-        assert grads[name] == pytest.approx(fd, rel=1e-6, abs=1e-9)
 
 
 @settings(max_examples=25, deadline=None)
