@@ -13,17 +13,20 @@ panel per setting (published dashed, simulated solid, pass@k against log k), and
 The shipped settings (experiments/data/literature/, their sources in its README) are the only ones to design and
 tune on; a user's own files in the same schema go through the same command.
 
-    python experiments/literature.py                                    # --quick: about a minute
+The default family is the one chosen on them (``fadesim.literature.CHOSEN``): the sharpen task with a shared skill
+(c = 1, d = 0.3), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training, up to
+2000 steps (paper_figures/README.md, "A skill direction beside the sharpening"). ``--task`` another family drops
+the sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt) or ``--eval-prompts`` (trained prompts) off.
+
+    python experiments/literature.py                                    # --quick: 8 seeds, about a minute
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure
     python experiments/literature.py --curves my_curves.csv --methods my_methods.csv
-    python experiments/literature.py --task bandit --optimizer adam     # another task family / optimizer
+    python experiments/literature.py --full --engine first_order        # the mean-field prediction, in seconds
+    python experiments/literature.py --task linear_softmax --optimizer adam_shared   # the earlier default family
     python experiments/literature.py --full --match pass@1              # at matched pass@1 instead of matched step
-    python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1   # families side by side
-    python experiments/literature.py --full --task sharpen --optimizer adam --sharpen-scale 0.3 --prompts-per-step 1
-                                                                        # a prompt mini-batch (sharpen only)
-    python experiments/literature.py --full --task sharpen --optimizer adam --skill-scale 1   # plus a shared skill
-    python experiments/literature.py --full --task sharpen --optimizer adam --skill-scale 0.3 --eval-prompts 128 \
-        --n-prompts 256 --engine first_order                            # its first-order prediction, in seconds
+    python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1:1:0.3   # families side by side
+    python experiments/literature.py --full --sharpen-scale 0.3 --skill-scale 0 --prompts-per-step 0 --eval-prompts 0
+                                                                        # sharpening alone, on trained prompts
 
 ``--compare`` runs the protocol for each task:optimizer (sharpen:optimizer:scale[:prompts_per_step[:skill_scale]]) on every
 setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each
@@ -44,7 +47,8 @@ from pathlib import Path
 import pandas as pd
 
 from fadesim.experiment import check_axes, check_tag, parse_settings, run_units
-from fadesim.literature import (BASE, CURVES, METHODS, LiteratureError, ProtocolSettings,
+from fadesim.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings, describe_task,
+                                for_task,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.plots import save_figure
@@ -80,8 +84,9 @@ MATCH_WORDS = {"step": "methods compared at the matched step, where simulated GR
                "pass@1": "methods compared at matched pass@1, each read where its own pass@1 meets the published GRPO "
                          "pass@1 (k = 1 not scored)"}
 MATCH_SUFFIX = {"step": "", "pass@1": "_pass1"}
-QUICK = Settings(n_prompts=64, seeds=4, max_steps=200, log_every=20)
-FULL = Settings(seeds=16)
+# the chosen family (fadesim.literature.CHOSEN); --quick with 8 seeds instead of 16
+QUICK = Settings(**CHOSEN, seeds=8)
+FULL = Settings(**CHOSEN, seeds=16)
 
 
 def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: str) -> Path:
@@ -145,20 +150,22 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     base = {f.name: getattr(settings, f.name) for f in dataclasses.fields(ProtocolSettings)}
 
     def protocol(spec) -> ProtocolSettings:
-        return ProtocolSettings(**{**base, "task": spec["task"], "optimizer": spec["optimizer"],
-                                   "sharpen_scale": spec["sharpen_scale"],
-                                   "prompts_per_step": spec["prompts_per_step"] or base["prompts_per_step"],
-                                   "skill_scale": spec["skill_scale"] or base["skill_scale"]})
+        return ProtocolSettings(**{**base, **for_task(spec["task"]), "task": spec["task"],
+                                   "optimizer": spec["optimizer"], "sharpen_scale": spec["sharpen_scale"],
+                                   "prompts_per_step": spec["prompts_per_step"], "skill_scale": spec["skill_scale"]})
 
     def compute(spec) -> pd.DataFrame:
         res = run_setting(spec["setting"], curves, methods, protocol(spec))
         return pd.DataFrame([{"config": spec["config"], **setting_score(res),
                               "signs": res["comparisons"].to_json(orient="records")}])
 
-    specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "sharpen_scale": c.sharpen_scale,
-              "setting": s, **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
-              "prompts_per_step": c.prompts_per_step or base["prompts_per_step"],
-              "skill_scale": c.skill_scale or base["skill_scale"],
+    # an entry's own prompts a step and skill stand where it gives them, else the run's (--prompts-per-step,
+    # --skill-scale); a non-sharpen entry takes none of the sharpen-only settings
+    specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "setting": s,
+              **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
+              **for_task(c.task), "sharpen_scale": c.sharpen_scale,
+              "prompts_per_step": (c.prompts_per_step or base["prompts_per_step"]) if c.task == "sharpen" else 0,
+              "skill_scale": (c.skill_scale or base["skill_scale"]) if c.task == "sharpen" else 0.0,
               "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
              for c in candidates for s in names]
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
@@ -202,7 +209,9 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 
 
 def main(argv: list[str] | None = None) -> int:
-    settings, suffix, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "literature")
+    settings, suffix, args = parse_settings(
+        __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts"),
+        implied=lambda preset, flags: for_task(flags.get("task", preset.task)))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
     except LiteratureError as err:
@@ -210,12 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if settings.compare:
         return compare(settings, suffix, args, curves, methods)
-    task = settings.task
-    if task == "sharpen":  # its scale, and where set its prompts a step and held-out evaluation prompts
-        task += f" c = {settings.sharpen_scale:g}" + (f", {settings.prompts_per_step} prompts a step"
-                                                      if settings.prompts_per_step else "") + (
-            f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "") + (
-            f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
+    task = describe_task(settings)
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
     axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {runs}; "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
+from fadesim.literature import CHOSEN
 from fadesim.sim.optim import OPTIMIZERS
 
 
@@ -259,8 +260,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
-    from fadesim.literature import (BASE, METHODS, ProtocolSettings, load_curves, load_methods, parse_advantages,
-                                    predict, run_setting, summary_line)
+    from fadesim.literature import (BASE, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_task, for_task,
+                                    load_curves, load_methods, parse_advantages, predict, run_setting, summary_line)
     from fadesim.plots import forecast_figure
 
     curves = load_curves(args.curves)
@@ -272,9 +273,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if setting not in settings_found:
         raise CLIError(f"no setting {setting!r} in {args.curves}; it has " + ", ".join(repr(s) for s in settings_found))
     advantages = parse_advantages(args.advantages)
-    ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
-                          n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                          sharpen_scale=args.sharpen_scale)
+    given = {name: getattr(args, name) for name in SHARPEN_ONLY if getattr(args, name) is not None}
+    if given and args.task != "sharpen":
+        raise CLIError(f"{', '.join('--' + n.replace('_', '-') for n in given)} apply to the sharpen task only; "
+                       f"got --task {args.task}")
+    sharpen = {**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **given} if args.task == "sharpen" else for_task(args.task)
+    try:
+        ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
+                              n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every, **sharpen)
+    except ValueError as err:
+        raise CLIError(str(err)) from None
     pub = curves[curves.setting == setting]
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
     published_methods = [m for m in dict.fromkeys(pub.method) if m != BASE]
@@ -294,7 +302,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     cal = out["calibration"]
     how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'closest (never reached)'} at step "
            f"{out['length']}" if steps is None else f"{out['length']} steps (given)")
-    print(f"fadesim predict [{ps.task}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half held out]: "
+    print(f"fadesim predict [{describe_task(ps)}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
+          f"held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
           + f" (max error {cal.max_abs_error:.4f}); length: {how}")
     wide = out["table"].pivot_table(index="label", columns="k", values="pass_at_k", sort=False)
@@ -306,7 +315,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
           + "; ".join(f"{lab} {r['first']:.3f} -> {r['last']:.3f}" for lab, r in ends.iterrows()))
     path = Path(args.out or f"predict_{''.join(c if c.isalnum() else '_' for c in setting)}.png")
     forecast_figure(out["table"], out["trajectories"], pub[["method", "k", "pass_at_k"]], path,
-                    f"fadesim predict: {setting} ({ps.task}, {ps.optimizer}; {how})")
+                    f"fadesim predict: {setting} ({describe_task(ps)}, {ps.optimizer}; {how})")
     print(f"figure: {path} (table: {path.with_suffix('.csv')})")
     if scored is not None:
         c = scored["comparisons"]
@@ -388,15 +397,25 @@ def build_parser() -> argparse.ArgumentParser:
     length = p.add_mutually_exclusive_group()
     length.add_argument("--grpo-pass1", type=float, help="the pass@1 your GRPO run reached: fixes the length")
     length.add_argument("--steps", type=int, help="a training length in simulator steps instead")
-    p.add_argument("--task", default="linear_softmax", choices=["bandit", "linear_softmax", "chain", "sharpen"])
-    p.add_argument("--sharpen-scale", type=float, default=1.0, help="the sharpen task's c")
-    p.add_argument("--optimizer", default="adam_shared", choices=sorted(OPTIMIZERS))
+    # the defaults are the family the literature protocol chose (fadesim.literature.CHOSEN)
+    p.add_argument("--task", default=CHOSEN["task"], choices=["bandit", "linear_softmax", "chain", "sharpen"],
+                   help="task family (default: the chosen sharpen family; another family takes no sharpen setting)")
+    p.add_argument("--sharpen-scale", type=float, default=None,
+                   help=f"the sharpen task's c (default {CHOSEN['sharpen_scale']:g})")
+    p.add_argument("--skill-scale", type=float, default=None,
+                   help=f"the sharpen task's shared skill d (default {CHOSEN['skill_scale']:g}; 0: none)")
+    p.add_argument("--prompts-per-step", type=int, default=None,
+                   help=f"sharpen: prompts drawn a step (default {CHOSEN['prompts_per_step']}; 0: all)")
+    p.add_argument("--eval-prompts", type=int, default=None,
+                   help=f"sharpen: prompts held out of training, where pass@k is read (default "
+                        f"{CHOSEN['eval_prompts']}; 0: read on the trained prompts)")
+    p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")
-    p.add_argument("--prompts", type=int, default=128)
-    p.add_argument("--max-steps", type=int, default=400, help="longest GRPO run searched for the length")
-    p.add_argument("--log-every", type=int, default=10)
+    p.add_argument("--prompts", type=int, default=CHOSEN["n_prompts"])
+    p.add_argument("--max-steps", type=int, default=CHOSEN["max_steps"], help="longest GRPO run searched for the length")
+    p.add_argument("--log-every", type=int, default=CHOSEN["log_every"])
     p.add_argument("--out", help="PNG path (the table goes beside it as CSV)")
     z = sub.add_parser("analyze", help="decompose what a verl / TRL run's advantages did, from its rollout logs",
                        description="Read a verl rollout directory (trainer.rollout_data_dir), a TRL output directory "

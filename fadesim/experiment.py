@@ -113,10 +113,16 @@ def _comma_list(text: str) -> tuple[str, ...]:
     return items
 
 
-def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root: Path, name: str
+def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root: Path, name: str, *,
+                   zero_allowed: tuple[str, ...] = (),
+                   implied: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None = None,
                    ) -> tuple[Any, str, argparse.Namespace]:
     """--quick (default) / --full plus an override flag for every int/float/str/tuple[str, ...] field of the
-    settings (``--name VALUE``) and every bool field (``--name`` / ``--no-name``)."""
+    settings (``--name VALUE``) and every bool field (``--name`` / ``--no-name``).
+
+    ``zero_allowed``: int fields whose 0 means "off" although the presets set them above 0. ``implied(preset,
+    overrides)``: further fields the user's flags imply, applied under the flags themselves (e.g. a flag that picks
+    another task family resets the preset's settings that only the default family takes)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(doc.splitlines()[1:]))
     mode = ap.add_mutually_exclusive_group()
@@ -153,13 +159,14 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
                  if getattr(args, f.name, None) is not None}
     try:  # each Settings validates itself (__post_init__): a bad flag is one line and exit status 2, as in argparse
         for name, value in overrides.items():  # counts and sizes are >= 1 (>= 0 where the default is 0), rates finite
-            if isinstance(value, int) and not isinstance(value, bool) and value < min(1, getattr(quick, name)):
+            if (isinstance(value, int) and not isinstance(value, bool) and value < min(1, getattr(quick, name))
+                    and not (name in zero_allowed and value == 0)):
                 raise ValueError(f"--{name.replace('_', '-')} must be >= {min(1, getattr(quick, name))}; got {value}")
             if isinstance(value, float) and (value != value or abs(value) == float("inf")
                                              or (name.endswith("lr") and value <= 0)):
                 raise ValueError(f"--{name.replace('_', '-')} must be a finite number{' > 0' if name.endswith('lr') else ''}"
                                  f"; got {value}")
-        settings = dataclasses.replace(settings, **overrides)
+        settings = dataclasses.replace(settings, **{**(implied(settings, overrides) if implied else {}), **overrides})
     except (ValueError, TypeError, KeyError) as err:
         ap.exit(2, f"{ap.prog}: error: {err.args[0] if isinstance(err, KeyError) and err.args else err}\n")
     return settings, ("full" if args.full else "quick"), args

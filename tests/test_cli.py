@@ -263,9 +263,20 @@ def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
 def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message):
     curves = _base_only(tmp_path)
     assert main(["predict", "--curves", str(curves), "--seeds", "4", "--prompts", "8", "--max-steps", "10",
-                 *argv]) == 2
+                 "--task", "bandit", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fadesim predict: error: ") and message in err
+
+
+def test_predict_refuses_sharpen_settings_it_cannot_use(tmp_path, capsys):
+    """The defaults are the chosen sharpen family; its own settings are refused loudly for another task or where
+    they do not fit (more held-out prompts than prompts)."""
+    curves = _base_only(tmp_path)
+    base = ["predict", "--curves", str(curves), "--advantages", "grpo", "--steps", "5", "--seeds", "4"]
+    assert main([*base, "--task", "bandit", "--skill-scale", "0.5", "--eval-prompts", "4"]) == 2
+    assert "--skill-scale, --eval-prompts apply to the sharpen task only; got --task bandit" in capsys.readouterr().err
+    assert main([*base, "--prompts", "16"]) == 2
+    assert "eval_prompts must be an integer in [0, n_prompts = 16)" in capsys.readouterr().err
 
 
 def test_predict_needs_a_setting_when_the_file_has_several(tmp_path, capsys):
