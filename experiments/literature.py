@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
             f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
-    results, tables, comps = [], [], []
+    results, tables, comps, entropies = [], [], [], []
     for setting in dict.fromkeys(curves.setting):
         res = run_setting(setting, curves, methods, settings)
         results.append(res)
@@ -241,8 +241,12 @@ def main(argv: list[str] | None = None) -> int:
         c = res["comparisons"]
         print(f"  signs agree {int(c.agree.sum())}/{len(c)}; pass@k mean abs error {res['error']:.4f} "
               f"over {res['n_error']} published values")
+        ent = res["entropy"]
+        print("  entropy (nats) where each is read: " + ", ".join(
+            f"{r.method} {r.entropy:.3f}" + (f" +- {r.ci95:.3f}" if r.ci95 == r.ci95 else "") for r in ent.itertuples()))
         tables.append(res["table"].assign(setting=setting, length=res["length"], reached=res["reached"]))
         comps.append(c.assign(setting=setting))
+        entropies.append(ent.assign(setting=setting))
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
@@ -252,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)
     write_atomic(out / f"{stem}.signs.csv", comparisons)  # quick: matches the ignored paper_figures/*_quick.*
+    write_atomic(out / f"{stem}.entropy.csv", pd.concat(entropies, ignore_index=True))
     if not args.no_figures:
         print(f"figure: {figure(table, comparisons, out / f'{stem}.png', f'literature protocol {axes}')}")
     merged = table.dropna(subset=["simulated"])

@@ -395,7 +395,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
     length, reached, grid = _match_reference(task, settings, tune, target, ks)
 
-    frames, read_at = [], {}
+    frames, read_at, entropy = [], {}, []
     for name in simulated_names:
         m = methods[name]
         want = m.steps_scale * length
@@ -410,21 +410,27 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         read_at[name] = int(at)
         df = _pass_at_k_frame(res, ks)
         frames.append(df[df.step == at].assign(method=name))
+        nats = np.asarray(res.metrics["entropy"][0])  # (seeds, logged steps): the policy's mean entropy
+        entropy.append({"method": name, "step": int(at), "entropy": ci95(nats[:, list(res.steps).index(at)])[0],
+                        "ci95": ci95(nats[:, list(res.steps).index(at)])[1]})
         if name == simulated_names[0]:
             frames.append(df[df.step == 0].assign(method=BASE))
+            entropy.insert(0, {"method": BASE, "step": 0, "entropy": ci95(nats[:, 0])[0], "ci95": ci95(nats[:, 0])[1]})
     runs = pd.concat(frames, ignore_index=True)
     table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
     return _scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
-                           length, reached, read_at, grid)
+                           length, reached, read_at, grid, pd.DataFrame(entropy))
 
 
 def _scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
                     methods: Mapping[str, Method], cal: Any, reference: str, target: float, length: int, reached: bool,
-                    read_at: Mapping[str, int], grid: pd.DataFrame) -> dict[str, Any]:
+                    read_at: Mapping[str, int], grid: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, Any]:
     """Step d and the result of one setting: ``simulated`` (method, k, simulated, ci95) beside the published rows,
-    every sign compared and the pass@k error."""
+    every sign compared and the pass@k error; ``entropy`` (method, step, entropy, ci95) where each method was read
+    (base at step 0), the policy's mean entropy in nats over the prompts its metrics average (the held-out ones
+    where the task holds some out)."""
     table = simulated.merge(pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}),
                             on=["method", "k"], how="right")
     sim = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[["method", "k", "pass_at_k"]]
@@ -435,7 +441,8 @@ def _scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, se
     return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
             "comparisons": comparisons, "length": length, "reached": reached, "target": target,
             "reference": reference, "calibration": cal, "error": error, "n_error": n_error, "read_at": dict(read_at),
-            "not_simulated": [m for m in published_names if m not in methods], "grid": grid}
+            "not_simulated": [m for m in published_names if m not in methods], "grid": grid,
+            "entropy": entropy.reset_index(drop=True)}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
@@ -458,14 +465,17 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
 
     def curve(advantage: str, params: Mapping[str, Any], steps: int) -> pd.DataFrame:
+        """(step, k, pass_at_k, entropy) on the held-out prompts along the advantage's path."""
         path = adam_path(task, advantage, settings.G, steps, settings.lr, settings.prompts_per_step,
                          settings.log_every, **params)
         theta = np.zeros(task.logits0.shape)
         rows = []
         for t, sv, gv in zip(path["step"], path["s"], path["g"]):
             prm = {"s": np.float64(sv), "theta": theta, **({"g": np.float64(gv)} if task.skill_scale else {})}
-            p = np.asarray(task.exact(prm, np)["pass_rate"])[held]
-            rows += [{"step": int(t), "k": k, "pass_at_k": float(np.mean(1 - (1 - p) ** k))} for k in ks]
+            exact = task.exact(prm, np)
+            p, nats = np.asarray(exact["pass_rate"])[held], float(np.mean(np.asarray(exact["entropy"])[held]))
+            rows += [{"step": int(t), "k": k, "pass_at_k": float(np.mean(1 - (1 - p) ** k)), "entropy": nats}
+                     for k in ks]
         return pd.DataFrame(rows)
 
     grid = curve("grpo", {}, settings.max_steps)
@@ -474,6 +484,7 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
+    entropy = [{"method": BASE, "step": 0, "entropy": float(grid[grid.step == 0].entropy.iloc[0]), "ci95": float("nan")}]
     for name in simulated_names:
         m = methods[name]
         steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
@@ -485,11 +496,13 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
             at = nearest_step(sorted(set(df.step))[1:], m.steps_scale * length)
         read_at[name] = int(at)
         frames.append(df[df.step == at].assign(method=name))
+        entropy.append({"method": name, "step": int(at), "entropy": float(df[df.step == at].entropy.iloc[0]),
+                        "ci95": float("nan")})
     simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]].rename(
         columns={"pass_at_k": "simulated"}).assign(ci95=float("nan"))
     return _scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
                            read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
-                               drop=True))
+                               drop=True), pd.DataFrame(entropy))
 
 
 # ----------------------------------------------------------------------------- comparing task families

@@ -154,6 +154,12 @@ def test_a_tiny_end_to_end_run(tmp_path):
     held = table.dropna(subset=["simulated"])
     assert np.isfinite(held.ci95).all() and (held.ci95 >= 0).all()  # two held-out seeds: a finite interval
     assert len(res["comparisons"]) > 0 and 0 <= res["error"] < 1
+    # the entropy where each method was read: base at step 0 (the bandit's exact initial entropy), each at read_at
+    ent = res["entropy"].set_index("method")
+    assert list(ent.index) == ["base", "GRPO", "NSR"] and dict(ent.step.iloc[1:]) == res["read_at"]
+    task, _ = calibrated_task(s, {1: 0.30, 4: 0.55, 32: 0.80})
+    start = task.exact(task.init_params(np, np.float64), np)["entropy"].mean()
+    assert ent.entropy["base"] == pytest.approx(start, rel=1e-5) and ent.ci95["base"] < 1e-6
 
 
 def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path, capsys):
@@ -337,6 +343,9 @@ def test_the_first_order_engine_reads_the_mean_field_paths_by_hand(tmp_path):
         assert table[("base", k)] == pytest.approx(pass_at(grpo, 0, k), rel=1e-12)
         assert table[("GRPO", k)] == pytest.approx(pass_at(grpo, i, k), rel=1e-12)
         assert table[("NSR", k)] == pytest.approx(pass_at(nsr, i, k), rel=1e-12)
+    ent = res["entropy"].set_index("method").entropy
+    nsr_prm = {"s": np.float64(nsr["s"][i]), "g": np.float64(nsr["g"][i]), "theta": np.zeros(task.logits0.shape)}
+    assert ent["NSR"] == pytest.approx(task.exact(nsr_prm, np)["entropy"][held].mean(), rel=1e-12)
     assert res["table"].ci95.isna().all() and res["read_at"] == {"GRPO": length, "NSR": length}
     for bad, message in [(dict(task="bandit", eval_prompts=0), "needs task 'sharpen'"),
                          (dict(optimizer="sgd"), "optimizer 'adam'"),
