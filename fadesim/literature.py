@@ -278,6 +278,10 @@ class ProtocolSettings:
     # "simulate": the jax simulator, seeds and all; "first_order": each run replaced by its mean-field Adam path
     # (``first_order_setting``: sharpen, adam, eval_prompts > 0 only), a prediction made without drawing a rollout
     engine: str = "simulate"
+    # the task's own draw (answers, correct sets, held-out prompts) and the first rollout seed: a different one asks
+    # whether a score survives another instance of the same family (0 and 0: every committed run)
+    task_seed: int = 0
+    seed_offset: int = 0
 
     def __post_init__(self) -> None:
         if (self.prompts_per_step or self.eval_prompts or self.skill_scale) and self.task != "sharpen":
@@ -323,8 +327,11 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else ""))
 
 
-def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int = 0) -> tuple[Any, Any]:
-    """(task, calibration): the task family with its initial difficulty fitted to the base curve."""
+def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int | None = None
+                    ) -> tuple[Any, Any]:
+    """(task, calibration): the task family with its initial difficulty fitted to the base curve (its draw
+    ``seed``, default ``settings.task_seed``)."""
+    seed = settings.task_seed if seed is None else seed
     from fadesim.tasks import Stratified, calibrate, make_task
 
     cal = calibrate({int(k): float(min(max(v, 1e-6), 1 - 1e-6)) for k, v in base_curve.items()}, settings.family)
@@ -389,7 +396,8 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
     task, cal = calibrated_task(settings, base_curve)
     ref = reference_method(setting, curves, methods)
-    tune, held = split_seeds(range(settings.seeds), "the literature protocol")
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
+                             "the literature protocol")
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
@@ -658,7 +666,7 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
         raise ValueError("the base curve needs pass@k at two k or more")
     ks = sorted(int(k) for k in base_curve)
     task, cal = calibrated_task(settings, base_curve)
-    tune, held = split_seeds(range(settings.seeds), "fadesim predict")
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds), "fadesim predict")
     if grpo_pass1 is not None:
         if not 0.0 < grpo_pass1 < 1.0:
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
@@ -705,7 +713,8 @@ def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[
         raise ValueError("the base curve needs pass@k at two k or more")
     ks = sorted(int(k) for k in base_curve)
     task, _ = calibrated_task(settings, base_curve)
-    tune, held = split_seeds(range(settings.seeds), "the prediction grid")
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
+                             "the prediction grid")
     runs = [("grpo", "tune", "grpo", {}, tune)] + [(label, "held", name, params, held)
                                                   for label, name, params in advantages]
     rows = []

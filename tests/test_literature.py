@@ -366,3 +366,22 @@ def test_the_default_family_is_described_on_every_axis():
         "sharpen c = 0.3, 8 prompts a step")
     assert describe_task(ProtocolSettings(**{**CHOSEN, **for_task("bandit"), "task": "bandit"})) == "bandit"
     assert for_task("sharpen") == {}
+
+
+def test_another_task_draw_and_other_rollout_seeds(tmp_path):
+    """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
+    match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""
+    base = {1: 0.30, 4: 0.55, 32: 0.80}
+    s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=24, n_answers=16, n_correct=2, eval_prompts=8,
+                         seeds=4, max_steps=20, log_every=10)
+    t0, _ = calibrated_task(s, base)
+    t1, _ = calibrated_task(ProtocolSettings(**{**s.__dict__, "task_seed": 1}), base)
+    t1_again, _ = calibrated_task(s, base, seed=1)
+    assert not np.array_equal(t0.logits0, t1.logits0) and np.array_equal(t1.logits0, t1_again.logits0)
+    assert not np.array_equal(t0.evaluation, t1.evaluation)
+    curves, methods = _hand_setting(tmp_path)
+    pub, meth = load_curves(curves), load_methods(methods)
+    runs = [run_setting("s", pub, meth, ProtocolSettings(**{**s.__dict__, "seed_offset": off})).get("table")
+            for off in (0, 0, 50)]
+    pd.testing.assert_frame_equal(runs[0], runs[1])  # the same seeds: the same table
+    assert not np.allclose(runs[0].simulated.dropna(), runs[2].simulated.dropna())
