@@ -135,10 +135,11 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
-    """The file-name part of a sharpen mini-batch, held-out evaluation, skill direction and first-order engine:
-    "_b{B}", "_eval{M}", "_d{d}" and "_firstorder" where set."""
+    """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
+    direction and first-order engine: "_b{B}", "_eval{M}[s]", "_d{d}" and "_firstorder" where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
+            + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
             + (f"_d{settings.skill_scale:g}" if settings.skill_scale else "")
             + ("_firstorder" if settings.engine == "first_order" else ""))
 

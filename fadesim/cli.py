@@ -409,6 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-prompts", type=int, default=None,
                    help=f"sharpen: prompts held out of training, where pass@k is read (default "
                         f"{CHOSEN['eval_prompts']}; 0: read on the trained prompts)")
+    p.add_argument("--eval-split", default=None, choices=["random", "stratified"],
+                   help="sharpen: which prompts are held out (default: the chosen family's)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)

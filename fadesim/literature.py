@@ -266,6 +266,7 @@ class ProtocolSettings:
     skill_scale: float = 0.0  # sharpen: how far one unit of the shared skill raises every correct logit (0: none)
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
+    eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
     prior: str = "zipf"
     G: int = 8  # rollouts per prompt, as in the shipped settings' runs
     optimizer: str = "adam_shared"
@@ -284,8 +285,10 @@ class ProtocolSettings:
     seed_offset: int = 0
 
     def __post_init__(self) -> None:
-        if (self.prompts_per_step or self.eval_prompts or self.skill_scale) and self.task != "sharpen":
-            raise ValueError(f"prompts_per_step, eval_prompts and skill_scale apply to the sharpen task only; got task "
+        if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.eval_split != "random"
+                ) and self.task != "sharpen":
+            raise ValueError(f"prompts_per_step, eval_prompts, eval_split and skill_scale apply to the sharpen task "
+                             f"only; got task "
                              f"{self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
@@ -303,16 +306,16 @@ class ProtocolSettings:
 #: arXiv 2506.01347 Table 1, run separately); paper_figures/README.md, "A skill direction beside the sharpening".
 #: ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax family, which other tools build on.
 CHOSEN: dict[str, Any] = {"task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3,
-                          "prompts_per_step": 1, "n_prompts": 256, "eval_prompts": 128, "max_steps": 2000,
-                          "log_every": 20}
-SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts")
+                          "prompts_per_step": 1, "n_prompts": 256, "eval_prompts": 128, "eval_split": "random",
+                          "max_steps": 2000, "log_every": 20}
+SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split")
 
 
 def for_task(task: str) -> dict[str, Any]:
     """The sharpen-only settings a run of another task family resets (empty for sharpen): what a flag that picks
     another family implies, so that the default family's settings are not refused for it."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "prompts_per_step": 0,
-                                         "eval_prompts": 0}
+                                         "eval_prompts": 0, "eval_split": "random"}
 
 
 def describe_task(settings: ProtocolSettings) -> str:
@@ -324,7 +327,8 @@ def describe_task(settings: ProtocolSettings) -> str:
     return (f"sharpen c = {settings.sharpen_scale:g}"
             + (f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
             + (f", {b} prompt{'s' if b > 1 else ''} a step" if b else "")
-            + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else ""))
+            + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
+            + (" (stratified)" if settings.eval_prompts and settings.eval_split == "stratified" else ""))
 
 
 def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int | None = None
@@ -344,7 +348,7 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
         kw["width"] = settings.width
     if settings.task == "sharpen":
         kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
-                  prompts_per_step=settings.prompts_per_step,
+                  prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
 

@@ -366,6 +366,10 @@ def test_the_default_family_is_described_on_every_axis():
         "sharpen c = 0.3, 8 prompts a step")
     assert describe_task(ProtocolSettings(**{**CHOSEN, **for_task("bandit"), "task": "bandit"})) == "bandit"
     assert for_task("sharpen") == {}
+    assert describe_task(ProtocolSettings(task="sharpen", eval_prompts=8, eval_split="stratified")).endswith(
+        "pass@k on 8 held-out prompts (stratified)")
+    with pytest.raises(ValueError, match="eval_split and skill_scale apply to the sharpen task only"):
+        ProtocolSettings(task="bandit", eval_split="stratified")
 
 
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):

@@ -362,7 +362,7 @@ def test_a_bad_skill_scale_is_refused():
             make_task("sharpen", skill_scale=bad, **SMALL)
     make_task("sharpen", sharpen_scale=0.0, skill_scale=1.0, tabular=False, **SMALL)  # the skill alone trains
     from fadesim.literature import ProtocolSettings
-    with pytest.raises(ValueError, match="skill_scale apply to the sharpen task only"):
+    with pytest.raises(ValueError, match="eval_split and skill_scale apply to the sharpen task only"):
         ProtocolSettings(task="bandit", skill_scale=1.0)
 
 
@@ -406,3 +406,28 @@ def test_adam_path_follows_the_simulators_shared_directions(advantage, B):
         want = start + 0.5 * path[name][at]
         se = sim.std(0, ddof=1) / 4
         assert np.all(np.abs(sim.mean(0) - want) <= 4 * se + 0.04 * np.abs(want - start)), (metric, sim.mean(0), want)
+
+
+def test_a_stratified_evaluation_split_keeps_the_calibrated_difficulty():
+    """eval_split "stratified" holds out every (N / M)-th prompt in order of initial pass rate: the held-out prompts'
+    mean pass rate and pass@16 stay within 0.01 of the whole set's on every draw (a random half strays up to 0.05
+    on this task), exactly M are held out, and the draw moves which ones."""
+    kw = dict(n_prompts=256, n_answers=16, n_correct=3, prior="zipf", difficulty=Stratified(Beta(0.5, 0.3)),
+              eval_prompts=128)
+    masks, worst_random = [], 0.0
+    for seed in range(6):
+        task = make_task("sharpen", eval_split="stratified", seed=seed, **kw)
+        p = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
+        held = task.evaluated()
+        assert held.sum() == 128
+        for k in (1, 16):
+            assert abs(np.mean(1 - (1 - p[held]) ** k) - np.mean(1 - (1 - p) ** k)) < 0.01
+        masks.append(held)
+        rnd = make_task("sharpen", eval_split="random", seed=seed, **kw)
+        q = rnd.exact(rnd.init_params(np, np.float64), np)["pass_rate"]
+        worst_random = max(worst_random, abs(q[rnd.evaluated()].mean() - q.mean()))
+    assert any(not np.array_equal(masks[0], m) for m in masks[1:]) and worst_random > 0.01
+    one = make_task("sharpen", eval_split="stratified", eval_prompts=5, **{**SMALL, "n_prompts": 24})
+    assert one.evaluated().sum() == 5
+    with pytest.raises(ValueError, match="eval_split must be one of random, stratified"):
+        make_task("sharpen", eval_split="quantile", eval_prompts=4, **SMALL)

@@ -30,7 +30,9 @@ per step over its noise is at most about sqrt(B G) times the per-rollout ratio, 
 (less at small B, where which prompts are drawn adds noise of its own, the same for every sign; both measured in
 ``paper_figures/README.md``); under Adam that ratio, not the mean alone, sets how fast s moves when it is below 1.
 
-``eval_prompts`` = M holds M of the N prompts (a fixed random subset) out of training: they are never drawn, their
+``eval_prompts`` = M holds M of the N prompts out of training (``eval_split`` "random": a fixed random subset;
+"stratified": every (N / M)-th prompt in order of initial pass rate, so the held-out prompts' base pass@k is the
+curve the task was calibrated to, not one random half's): they are never drawn, their
 logits move only through s, and every logged policy metric (pass@k, entropy, diversity) is the mean over them alone,
 as a published run is evaluated on problems it never trained on (MATH's test split).
 
@@ -60,6 +62,11 @@ import numpy as np
 
 from fadesim.tasks.bandit import Bandit, make_bandit
 from fadesim.tasks.pass_rates import DifficultyDistribution
+
+#: how ``eval_prompts`` are chosen: "random" (a random subset) or "stratified" (every (N / M)-th prompt in order of
+#: initial pass rate, from a random start, so the held-out prompts' initial pass rates follow the same calibrated
+#: distribution as the whole set, and their base pass@k the curve the task was calibrated to)
+EVAL_SPLITS = ("random", "stratified")
 
 
 @dataclass(frozen=True, eq=False)
@@ -143,6 +150,7 @@ def make_sharpen(
     tabular: bool = True,
     prompts_per_step: int = 0,
     eval_prompts: int = 0,
+    eval_split: str = "random",
     spread: float | None = None,
     prior: str = "normal",
     zipf_exponent: float = 1.0,
@@ -169,10 +177,19 @@ def make_sharpen(
                          f"training prompts (n_prompts - eval_prompts)")
     base = make_bandit(n_prompts, n_answers, n_correct, difficulty, spread=spread, prior=prior,
                        zipf_exponent=zipf_exponent, seed=seed)
+    if eval_split not in EVAL_SPLITS:
+        raise ValueError(f"eval_split must be one of {', '.join(EVAL_SPLITS)}; got {eval_split!r}")
     evaluation = None
-    if eval_prompts:  # a fixed random subset of the prompts (of every difficulty), held out of training
+    if eval_prompts and eval_split == "random":  # a fixed random subset of the prompts, held out of training
         evaluation = np.zeros(n_prompts, dtype=bool)
         evaluation[np.random.default_rng([seed, 1]).choice(n_prompts, int(eval_prompts), replace=False)] = True
+    elif eval_prompts:  # systematic: every (N / M)-th prompt in order of initial pass rate, from a random start
+        logits = base.logits0 - base.logits0.max(axis=1, keepdims=True)
+        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        order = np.argsort(np.where(base.correct, probs, 0.0).sum(axis=1), kind="stable")
+        start = np.random.default_rng([seed, 1]).random()
+        evaluation = np.zeros(n_prompts, dtype=bool)
+        evaluation[order[np.floor((np.arange(eval_prompts) + start) * n_prompts / eval_prompts).astype(int)]] = True
     if not tabular and sharpen_scale == 0 and skill_scale == 0:
         raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
