@@ -36,9 +36,9 @@ d. **score**: for every k published for two rows of the setting (a method and ba
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
-import dataclasses
 from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
@@ -288,8 +288,7 @@ class ProtocolSettings:
         if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.eval_split != "random"
                 ) and self.task != "sharpen":
             raise ValueError(f"prompts_per_step, eval_prompts, eval_split and skill_scale apply to the sharpen task "
-                             f"only; got task "
-                             f"{self.task!r}")
+                             f"only; got task {self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.engine not in ENGINES:
@@ -424,11 +423,12 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         df = _pass_at_k_frame(res, ks)
         frames.append(df[df.step == at].assign(method=name))
         nats = np.asarray(res.metrics["entropy"][0])  # (seeds, logged steps): the policy's mean entropy
-        entropy.append({"method": name, "step": int(at), "entropy": ci95(nats[:, list(res.steps).index(at)])[0],
-                        "ci95": ci95(nats[:, list(res.steps).index(at)])[1]})
+        mean, half = ci95(nats[:, list(res.steps).index(at)])
+        entropy.append({"method": name, "step": int(at), "entropy": mean, "ci95": half})
         if name == simulated_names[0]:
             frames.append(df[df.step == 0].assign(method=BASE))
-            entropy.insert(0, {"method": BASE, "step": 0, "entropy": ci95(nats[:, 0])[0], "ci95": ci95(nats[:, 0])[1]})
+            mean, half = ci95(nats[:, 0])
+            entropy.insert(0, {"method": BASE, "step": 0, "entropy": mean, "ci95": half})
     runs = pd.concat(frames, ignore_index=True)
     table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
