@@ -431,3 +431,20 @@ def test_a_stratified_evaluation_split_keeps_the_calibrated_difficulty():
     assert one.evaluated().sum() == 5
     with pytest.raises(ValueError, match="eval_split must be one of random, stratified"):
         make_task("sharpen", eval_split="quantile", eval_prompts=4, **SMALL)
+
+
+def test_the_entropy_signal_reads_the_training_prompts_only():
+    """FADE's entropy signal is what a trainer sees: the policy's mean entropy over the prompts it trains on, the
+    held-out evaluation prompts left out (at the start and after steps); numpy and jax agree on a FADE run."""
+    from fadesim.sim.step import initial_state, policy_entropy
+
+    task = make_task("sharpen", sharpen_scale=0.5, skill_scale=0.8, prompts_per_step=3, eval_prompts=10, **SMALL)
+    train = ~task.evaluated()
+    state = initial_state(task, SimConfig(advantage="fade", G=4), np, np.float64)
+    h = task.exact(state["params"], np)["entropy"]
+    assert state["initial_entropy"] == pytest.approx(h[train].mean(), rel=1e-12)
+    assert abs(h[train].mean() - h.mean()) > 1e-4  # the held-out prompts would move it
+    params = {**state["params"], "theta": 0.3 * np.random.default_rng(0).standard_normal(task.logits0.shape)}
+    after = task.exact(params, np)["entropy"]
+    assert policy_entropy(task, params, {}, np) == pytest.approx(after[train].mean(), rel=1e-12)
+    assert_jax_equals_numpy(task, SimConfig(advantage="fade", G=4, steps=20, log_every=10), 5, rtol=1e-5, atol=1e-5)

@@ -46,17 +46,25 @@ def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
     return call
 
 
+def training_mean(task: Task, xp: Any) -> Any:
+    """The mean over the prompts the task trains on: all of them, or those not held out for evaluation
+    (``task.evaluated()``), whose entropy a trainer never sees."""
+    held = task.evaluated() if hasattr(task, "evaluated") else None
+    return sp.prompt_mean(xp, None if held is None else ~xp.asarray(held, dtype=bool))
+
+
 def policy_entropy(task: Task, params: dict[str, Any], rollout: dict[str, Any], xp: Any) -> Any:
-    """The entropy signal: mean sampled token entropy (chain, like an LLM) or exact policy entropy."""
+    """The entropy signal: mean sampled token entropy (chain, like an LLM) or exact policy entropy over the training
+    prompts."""
     if "token_entropy" in rollout:
         return xp.mean(rollout["token_entropy"])
-    return xp.mean(sp.entropy(sp.log_softmax(task.logits(params, xp), xp), xp))
+    return training_mean(task, xp)(sp.entropy(sp.log_softmax(task.logits(params, xp), xp), xp))
 
 
 def initial_state(task: Task, cfg: SimConfig, xp: Any, dtype: Any) -> dict[str, Any]:
     params = task.init_params(xp, dtype)
     init, _ = OPTIMIZERS[cfg.optimizer]
-    h0 = xp.mean(task.exact(params, xp, cfg.floor)["entropy"])
+    h0 = training_mean(task, xp)(task.exact(params, xp, cfg.floor)["entropy"])
     return {"params": params, "opt": init(params, xp), "entropy_ema": h0, "initial_entropy": h0,
             "step": xp.zeros((), dtype=dtype), "ref_params": params}
 
