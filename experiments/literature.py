@@ -14,9 +14,11 @@ The shipped settings (experiments/data/literature/, their sources in its README)
 tune on; a user's own files in the same schema go through the same command.
 
 The default family is the one chosen on them (``fadesim.literature.CHOSEN``): the sharpen task with a shared skill
-(c = 1, d = 0.3), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training, up to
-2000 steps (paper_figures/README.md, "A skill direction beside the sharpening"). ``--task`` another family drops
-the sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt) or ``--eval-prompts`` (trained prompts) off.
+(c = 1, d = 0.3), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every
+second prompt in order of initial pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md,
+"A skill direction beside the sharpening" and "The stratified split"). ``--task`` another family drops the
+sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt) or ``--eval-prompts`` (trained prompts) off;
+``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
 
     python experiments/literature.py                                    # --quick: 8 seeds, about a minute
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure
