@@ -152,10 +152,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     names = list(dict.fromkeys(curves.setting))
     base = {f.name: getattr(settings, f.name) for f in dataclasses.fields(ProtocolSettings)}
 
-    def protocol(spec) -> ProtocolSettings:
-        return ProtocolSettings(**{**base, **for_task(spec["task"]), "task": spec["task"],
-                                   "optimizer": spec["optimizer"], "sharpen_scale": spec["sharpen_scale"],
-                                   "prompts_per_step": spec["prompts_per_step"], "skill_scale": spec["skill_scale"]})
+    def protocol(spec) -> ProtocolSettings:  # a unit's settings are exactly its spec's (its stored identity)
+        return ProtocolSettings(**{name: spec[name] for name in base})
 
     def compute(spec) -> pd.DataFrame:
         res = run_setting(spec["setting"], curves, methods, protocol(spec))

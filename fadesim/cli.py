@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 
 
 from fadesim.literature import CHOSEN
+from fadesim.tasks.sharpen import EVAL_SPLITS
 from fadesim.sim.optim import OPTIMIZERS
 
 
@@ -409,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-prompts", type=int, default=None,
                    help=f"sharpen: prompts held out of training, where pass@k is read (default "
                         f"{CHOSEN['eval_prompts']}; 0: read on the trained prompts)")
-    p.add_argument("--eval-split", default=None, choices=["random", "stratified"],
+    p.add_argument("--eval-split", default=None, choices=list(EVAL_SPLITS),
                    help="sharpen: which prompts are held out (default: the chosen family's)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--lr", type=float, default=0.02)

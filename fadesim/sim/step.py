@@ -18,6 +18,7 @@ from fadesim.decomposition import decompose
 from fadesim.sim.config import UPDATE_HYPER_PARAMETERS, SimConfig
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import softmax_policy as sp
+from fadesim.tasks.protocol import evaluated
 
 #: metrics of the batch that made an update (NaN in the step-0 row, before any update)
 BATCH_METRICS = ("reward_mean", "positive_mass", "negative_mass", "sign_balance", "hardness", "ess", "grad_norm",
@@ -49,7 +50,7 @@ def advantage_call(cfg: SimConfig) -> Callable[..., Any]:
 def training_mean(task: Task, xp: Any) -> Any:
     """The mean over the prompts the task trains on: all of them, or those not held out for evaluation
     (``task.evaluated()``), whose entropy a trainer never sees."""
-    held = task.evaluated() if hasattr(task, "evaluated") else None
+    held = evaluated(task)
     return sp.prompt_mean(xp, None if held is None else ~xp.asarray(held, dtype=bool))
 
 
@@ -146,8 +147,8 @@ def policy_metrics(task: Task, cfg: SimConfig, params: dict[str, Any], xp: Any, 
     the jax simulator passes it in, since its task's arrays are traced). A task with evaluation prompts held out of
     training (``task.evaluated()``, an (N,) mask, e.g. ``make_sharpen(eval_prompts=M)``) is measured on them alone."""
     ex = task.exact(params, xp, cfg.floor)
-    evaluated = task.evaluated() if hasattr(task, "evaluated") else None
-    mask = None if evaluated is None else xp.asarray(evaluated, dtype=bool)
+    held = evaluated(task)
+    mask = None if held is None else xp.asarray(held, dtype=bool)
     mean = sp.prompt_mean(xp, mask)
     out = sp.exact_pass_at_k(ex["pass_rate"], xp, mask=mask)
     extra = tuple(sorted({int(k) for k in cfg.extra_pass_at_k} - set(sp.PASS_AT_K)))

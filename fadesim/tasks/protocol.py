@@ -46,3 +46,10 @@ class Task(Protocol):
 
     def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         """Scalars describing the parameters (weight norm, effective rank, sharpness; ``{}`` where none)."""
+
+
+def evaluated(task: Any) -> Any:
+    """The (N,) mask of the prompts a task holds out of training and measures on (``task.evaluated()``, e.g.
+    ``make_sharpen(eval_prompts=M)``), or None where it trains and measures on every prompt (every other task)."""
+    return task.evaluated() if hasattr(task, "evaluated") else None
+

@@ -184,6 +184,8 @@ def make_sharpen(
         evaluation = np.zeros(n_prompts, dtype=bool)
         evaluation[np.random.default_rng([seed, 1]).choice(n_prompts, int(eval_prompts), replace=False)] = True
     elif eval_prompts:  # systematic: every (N / M)-th prompt in order of initial pass rate, from a random start
+        # (the pass rate written out, not Bandit.exact's: the two differ in the last bits, which reorders near-ties
+        # and so would move the committed runs' held-out prompts)
         logits = base.logits0 - base.logits0.max(axis=1, keepdims=True)
         probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
         order = np.argsort(np.where(base.correct, probs, 0.0).sum(axis=1), kind="stable")

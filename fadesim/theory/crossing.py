@@ -48,6 +48,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
+from fadesim.tasks.protocol import evaluated
 from fadesim.theory.mass_profile import binomial_weights, profile
 from fadesim.theory.signal import group_update
 
@@ -155,7 +156,7 @@ def step_moments(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
     gradients (``direction_moments``), so its mean is mean_n mu_n and its variance
     (mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B."""
     moments = direction_moments(task, advantage, G, params, signals, **adv_params)
-    held = task.evaluated() if hasattr(task, "evaluated") else None
+    held = evaluated(task)
     if held is not None:  # prompts held out of training are never drawn
         moments = {k: (m[~np.asarray(held)], v[~np.asarray(held)]) for k, (m, v) in moments.items()}
     n = next(iter(moments.values()))[0].size
