@@ -4,8 +4,12 @@ Claims checked: imbalance towards positive mass collapses entropy and the divers
 (sharpening); imbalance towards negative mass damages weight geometry (norm blow-up, rank / conditioning).
 
 Every verdict names its regime, optimizer, advantage family and task (the axes that decide verdicts):
-- regimes (``fadesim.tasks.regimes``): ``llm`` (2048 answers, 32 correct, Zipf prior, difficulty calibrated to
-  Codex-12B's APPS pass@k, arXiv 2107.03374 Table 3) and ``toy`` (32 answers, 3 correct, Beta(0.8, 0.8));
+- regimes (``fadesim.tasks.regimes``): ``math`` (the default and first: the literature protocol's chosen family,
+  a shared sharpening and skill over 256 prompts calibrated to Qwen2.5-Math-7B's base pass@k on MATH, arXiv
+  2506.01347 Table 1, one prompt a step, pass@k on a held-out half: the regime whose pass@k can cross below the
+  base, as published runs' does), ``llm`` (2048 answers, 32 correct, Zipf prior, difficulty calibrated to
+  Codex-12B's APPS pass@k, arXiv 2107.03374 Table 3; its pass@k cannot cross) and ``toy`` (32 answers, 3 correct,
+  Beta(0.8, 0.8));
 - optimizers: ``adam_shared`` (one second moment: the LLM-like normaliser) and ``adam`` (one per logit);
 - families: ``sign_scaled`` (main: A = (1 + b) max(A_grpo, 0) + (1 - b) min(A_grpo, 0), so b = 0 is GRPO
   exactly) and ``sign_balanced`` (second: A+ = 1 + b, A- = -(1 - b); b = 0 is +-1 REINFORCE, no baseline).
@@ -16,7 +20,7 @@ second order, for every balance b; the same sweep is then simulated for ``theory
 at that per-prompt step, and with each optimizer, and the verdicts say whether the predicted sign of each
 effect holds.
 
-    python experiments/sign_axis.py            # --quick (default): llm regime + toy control, adam_shared, ~2 min
+    python experiments/sign_axis.py            # --quick (default): math, llm and toy regimes, adam and adam_shared, ~1 min
     python experiments/sign_axis.py --full     # regimes x {adam, adam_shared} x both families, the committed figures
     python experiments/sign_axis.py --regime toy --optimizer adam,adam_shared   # any subset
 """
@@ -32,7 +36,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, regime_task, parse_settings, run_units, verdict)
+                                executor_from_args, regime_n_prompts, regime_task, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
@@ -48,11 +52,14 @@ FAMILIES = ("sign_scaled", "sign_balanced")
 class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_correct, llm_width
     n_balances: int = 5
     seeds: int = 3
-    regimes: tuple[str, ...] = ("llm", "toy")
-    optimizers: tuple[str, ...] = ("adam_shared",)
+    regimes: tuple[str, ...] = ("math", "llm", "toy")
+    # adam first: the math regime was calibrated and chosen under per-entry Adam (under adam_shared its shared
+    # sharpness takes steps far above lr, one second moment for a scalar whose gradient sums every logit)
+    optimizers: tuple[str, ...] = ("adam", "adam_shared")
     families: tuple[str, ...] = ("sign_scaled",)  # the first is the main family (theory check, figures)
     tasks: tuple[str, ...] = ("bandit", "linear_softmax")  # toy regime
     llm_tasks: tuple[str, ...] = ("bandit",)  # llm regime (each step costs O(N K): K = 2048)
+    math_tasks: tuple[str, ...] = ("sharpen",)  # math regime (its preset's sizes; the theory check uses its bandit)
     n_prompts: int = 256  # toy
     n_answers: int = 32
     n_correct: int = 3
@@ -90,7 +97,7 @@ def balances(s: Settings) -> list[float]:
 
 
 def regime_tasks(s: Settings, regime: str) -> tuple[str, ...]:
-    return s.llm_tasks if regime == "llm" else s.tasks
+    return {"llm": s.llm_tasks, "math": s.math_tasks}.get(regime, s.tasks)
 
 
 def build_task(s: Settings, regime: str, name: str):
@@ -206,7 +213,7 @@ def theory_configs(s: Settings) -> dict[str, dict[str, SimConfig]]:
     common = dict(advantage=s.families[0], G=s.G, steps=s.theory_steps, log_every=s.theory_steps)
     out = {}
     for regime in s.regimes:
-        n = s.llm_n_prompts if regime == "llm" else s.n_prompts
+        n = regime_n_prompts(s, regime)
         out[regime] = {"sgd": SimConfig(**common, optimizer="sgd", lr=s.theory_step * n),
                        **{o: SimConfig(**common, optimizer=o, lr=s.lr) for o in s.optimizers}}
     return out
@@ -332,15 +339,19 @@ def make_figures(df: pd.DataFrame, s: Settings, figures: Path, suffix: str) -> l
                                              ("condition_number", "condition number of W")],
                                      title=f"Sign axis: weight geometry, linear_softmax, {s.families[0]} ({suffix})",
                                      path=figures / f"sign_axis_geometry_{suffix}.png"))
-    bandit = last[last.task == "bandit"].assign(run=lambda d: d.regime + " regime, " + d.optimizer)
-    paths.append(pass_at_k_figure(bandit, line="balance", line_label="balance b", facet="run",
-                                  title=f"Sign axis: final pass@k spectrum (bandit, {s.families[0]}, {suffix})",
+    # the pass@k and entropy figures follow each regime's first task (the math regime's sharpen, the others' bandit)
+    first = main.regime.map({r: regime_tasks(s, r)[0] for r in s.regimes}) == main.task
+    head = last[first.reindex(last.index)].assign(run=lambda d: d.regime + " regime, " + d.task + ", " + d.optimizer)
+    tasks = "/".join(dict.fromkeys(regime_tasks(s, r)[0] for r in s.regimes))
+    paths.append(pass_at_k_figure(head, line="balance", line_label="balance b", facet="run",
+                                  title=f"Sign axis: final pass@k spectrum ({tasks}, {s.families[0]}, {suffix})",
                                   path=figures / f"sign_axis_passk_{suffix}.png"))
     keep = sorted(main.balance.unique())[:: max(1, len(main.balance.unique()) // 5)]
-    over = main[(main.task == "bandit") & main.balance.isin(keep)]
-    paths.append(over_time_figure(over.assign(run=over.regime + " regime, " + over.optimizer), metric="entropy",
-                                  label="policy entropy (nats)", line="balance", line_label="balance b", facet="run",
-                                  title=f"Entropy during training (bandit, {s.families[0]}, {suffix})",
+    over = main[first & main.balance.isin(keep)]
+    paths.append(over_time_figure(over.assign(run=over.regime + " regime, " + over.task + ", " + over.optimizer),
+                                  metric="entropy", label="policy entropy (nats)", line="balance",
+                                  line_label="balance b", facet="run",
+                                  title=f"Entropy during training ({tasks}, {s.families[0]}, {suffix})",
                                   path=figures / f"sign_axis_entropy_{suffix}.png"))
     return paths
 

@@ -96,14 +96,30 @@ def toy_task(settings: Any, name: str, *, difficulty: Any = None, seed: int = 0)
 
 def regime_task(settings: Any, name: str, regime: str, *, difficulty: Any = None, seed: int = 0) -> Any:
     """The one task builder of the regime experiments: ``llm_task`` in the llm regime (its calibrated difficulty;
-    ``difficulty`` is ignored there), ``toy_task`` in the toy regime."""
+    ``difficulty`` is ignored there), ``toy_task`` in the toy regime, and in the math regime its preset exactly
+    (the literature protocol's chosen design and sizes, ``fadesim.tasks.regimes``: the settings' sizes and
+    ``difficulty`` are ignored there)."""
     if regime == "llm":
         return llm_task(settings, name, seed=seed)
     if regime == "toy":
         return toy_task(settings, name, difficulty=difficulty, seed=seed)
+    if regime == "math":
+        from fadesim.tasks import make_task
+
+        return make_task(name, regime="math", seed=seed)
     from fadesim.tasks import REGIMES
 
     raise ValueError(f"unknown regime {regime!r}; known: {', '.join(REGIMES)}")
+
+
+def regime_n_prompts(settings: Any, regime: str) -> int:
+    """How many prompts a regime experiment's task has in ``regime``: the settings' ``llm_n_prompts`` (llm) or
+    ``n_prompts`` (toy), the preset's in the math regime."""
+    if regime == "math":
+        from fadesim.tasks.regimes import MATH_SIZES
+
+        return int(MATH_SIZES["n_prompts"])
+    return int(settings.llm_n_prompts if regime == "llm" else settings.n_prompts)
 
 
 def _comma_list(text: str) -> tuple[str, ...]:

@@ -151,4 +151,4 @@ def test_an_experiment_run_as_a_script_prints_no_traceback_for_a_bad_flag(tmp_pa
     proc = subprocess.run([sys.executable, "experiments/sign_axis.py", "--regime", "foo", "--out", str(tmp_path)],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 2 and proc.stderr.strip().splitlines() == [
-        "sign_axis.py: error: sign_axis: regimes must be a non-empty subset of ['toy', 'llm']; got ['foo']"]
+        "sign_axis.py: error: sign_axis: regimes must be a non-empty subset of ['toy', 'llm', 'math']; got ['foo']"]

@@ -22,7 +22,8 @@ TINY = ["--n-balances", "5", "--seeds", "3", "--n-prompts", "16", "--n-answers",
 def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     import sign_axis
 
-    assert sign_axis.main(TINY + ["--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
+    assert sign_axis.main(TINY + ["--regime", "llm,toy", "--optimizer", "adam_shared", "--out", str(tmp_path / "res"),
+                                  "--figures", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
     theory = [v for v in verdicts if "theory vs simulation" in v]
@@ -54,6 +55,26 @@ def _refused(main, argv, message, capsys):
         main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and len(err) == 1 and message in err[0], (exit_.value.code, err)
+
+
+@pytest.mark.heavy
+def test_sign_axis_in_the_math_regime_sweeps_its_sharpen_task_and_checks_theory_on_its_bandit(tmp_path, capsys):
+    import sign_axis
+
+    args = ["--regime", "math", "--optimizer", "adam", "--n-balances", "3", "--seeds", "2", "--steps", "40",
+            "--log-every", "10", "--theory-seeds", "8", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert sign_axis.main(args) == 0
+    out = capsys.readouterr().out
+    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
+    theory = [v for v in verdicts if "theory vs simulation" in v]
+    sweep = [v for v in verdicts if "theory vs simulation" not in v]
+    # the sweep runs the regime's task (sharpen: entropy, diversity, logit norm, two phases); the theory check
+    # runs its bandit control (sgd and adam, 4 effects each), whose per-prompt step uses the preset's 256 prompts
+    assert len(sweep) == 2 * 3 and all(v.startswith("[math regime, sharpen, adam, sign_scaled, ") for v in sweep)
+    assert len(theory) == 2 * 4 and all(v.startswith("[math regime, bandit, ") for v in theory)
+    passk = pd.read_csv(tmp_path / "fig" / "sign_axis_passk_quick.csv")
+    assert set(passk.run) == {"math regime, sharpen, adam"}
+    assert (tmp_path / "fig" / "sign_axis_tradeoff_math_quick.png").stat().st_size > 10_000
 
 
 def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
@@ -175,8 +196,8 @@ def _run_killed(args, kill_at):
 def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path, capsys):
     import sign_axis
 
-    args = TINY + ["--regime", "toy", "--tasks", "bandit", "--seeds", "4", "--figures", str(tmp_path / "fig"),
-                   "--no-figures"]
+    args = TINY + ["--regime", "toy", "--optimizer", "adam_shared", "--tasks", "bandit", "--seeds", "4",
+                   "--figures", str(tmp_path / "fig"), "--no-figures"]
     clean = tmp_path / "clean"
     assert sign_axis.main(args + ["--out", str(clean)]) == 0  # uninterrupted, in this process
     clean_units = sorted((clean / "quick" / "units").glob("*.csv"))

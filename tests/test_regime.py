@@ -349,3 +349,50 @@ def test_numpy_equals_jax_on_every_task_with_the_new_sampler_zipf_prior_and_opti
     cfg = SimConfig(advantage="sign_scaled", advantage_params={"balance": 0.5}, G=8, steps=6, log_every=3,
                     optimizer=optimizer, lr=0.05 if optimizer == "adam_shared" else 5.0)
     assert_jax_equals_numpy(task, cfg, 4, rtol=1e-9, atol=1e-9)
+
+
+# --- the math regime: the literature protocol's chosen family as a regime ---------------------------------------
+
+def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
+    from fadesim.literature import BASE, CHOSEN, ProtocolSettings, calibrated_task, load_curves
+    from fadesim.tasks.regimes import MATH_SETTING, MATH_SHARPEN, MATH_SIZES
+
+    curves = load_curves()
+    rows = curves[(curves.setting == MATH_SETTING) & (curves.method == BASE)]
+    chosen, _ = calibrated_task(ProtocolSettings(**CHOSEN), {int(r.k): float(r.pass_at_k) for r in rows.itertuples()})
+    task = make_task("sharpen", regime="math")
+    assert {k: CHOSEN[k] for k in MATH_SHARPEN} == MATH_SHARPEN and MATH_SIZES["n_prompts"] == CHOSEN["n_prompts"]
+    for field in ("logits0", "correct", "evaluation"):
+        np.testing.assert_array_equal(getattr(task, field), getattr(chosen, field))
+    assert (task.sharpen_scale, task.skill_scale, task.prompts_per_step) == (1.0, 0.3, 1)
+    assert int(task.evaluation.sum()) == 128
+
+
+@pytest.mark.parametrize("name", ["sharpen", "bandit", "linear_softmax", "chain"])
+def test_math_regime_tasks_start_on_the_published_math_base_curve(name):
+    """Every math-regime task (sharpen and its controls) starts within 0.02 of Qwen2.5-Math-7B's published base
+    pass@k on MATH (arXiv 2506.01347 Table 1) at every published k: the Beta fit's error plus the 256 prompts'
+    stratified sampling (the fit alone: max 0.014)."""
+    from fadesim.tasks.regimes import MATH_SETTING, math_calibration
+
+    from fadesim.literature import CURVES
+
+    published = load_pass_at_k(CURVES, setting=MATH_SETTING, method="base")
+    task = make_task(name, regime="math")
+    start = task_pass_at_k(task, list(published))
+    assert max(abs(start[k] - v) for k, v in published.items()) < 0.02
+    assert max(abs(start[k] - v) for k, v in published.items()) > 0  # a fit, not the numbers copied in
+    assert task.n_prompts == 256 and math_calibration().family == "beta"
+
+
+def test_math_regime_refuses_the_neural_task_and_ignores_experiment_sizes():
+    from fadesim.experiment import regime_n_prompts, regime_task
+
+    with pytest.raises(ValueError, match="neural task has no regime presets"):
+        make_task("neural", regime="math")
+
+    class S:
+        n_prompts, n_answers, llm_n_prompts = 16, 8, 32
+
+    assert regime_task(S(), "bandit", "math").logits0.shape == (256, 64)
+    assert [regime_n_prompts(S(), r) for r in ("toy", "llm", "math")] == [16, 32, 256]
