@@ -82,7 +82,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 QUICK = Settings()
 FULL = Settings(n_balances=11, seeds=8, optimizers=("adam_shared", "adam"), families=FAMILIES,
-                llm_tasks=("bandit", "linear_softmax"), n_prompts=512, llm_n_prompts=128, steps=1000, log_every=50,
+                llm_tasks=("bandit", "linear_softmax"), math_tasks=("sharpen", "linear_softmax"), n_prompts=512, llm_n_prompts=128, steps=1000, log_every=50,
                 theory_seeds=256)
 
 #: the quantities whose drift the theory predicts: (theory.drift name, simulator metric, axis label)
