@@ -1,13 +1,18 @@
 """Difficulty axis (arXiv 2607.01490): sweep F-GRPO's focal exponent gamma (medium -> hard focus) on easy,
-mixed and hard prompt sets (toy regime) and on the llm regime's calibrated prompt set.
+mixed and hard prompt sets (toy regime) and on the llm and math regimes' calibrated prompt sets.
 
-Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm), optimizer (adam_shared: one second
+Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm, math), optimizer (adam_shared: one second
 moment, the LLM-like normaliser; adam: one per logit), task and prompt set.
 
 Claim checked: hard focus sharpens the signal on hard prompts but costs effective sample size.
 Measured per gamma: where the realised mass sits (mass-weighted hardness), the ESS of the batch, the
 progress on initially hard prompts (pass@1_hard) and overall (pass@1). The closed-form curves of
 fadesim.theory (derivations/difficulty_tradeoff.py) are overlaid on the first batch's measurements.
+
+In the math regime (``--regime math``: the literature protocol's family, calibrated to Qwen2.5-Math-7B on MATH) the
+tasks are ``math_tasks``: sharpen, whose one prompt a step makes a first batch of one group and whose metrics are
+read on its held-out prompts (hard = initially hard *held-out* prompts, which move only through the shared
+directions), and its bandit control (full batch, the same prompts), which carries the closed-form check.
 
     python experiments/difficulty_axis.py            # --quick (default)
     python experiments/difficulty_axis.py --full
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import matplotlib
@@ -30,6 +36,7 @@ import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
                                 executor_from_args, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
+from fadesim.tasks.protocol import evaluated
 from fadesim.plots import mean_ci, save_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
@@ -38,8 +45,10 @@ from fadesim.tasks import REGIMES, as_distribution, regime_kwargs
 
 ROOT = Path(__file__).resolve().parents[1]
 
-DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm regime has its calibrated one
-LLM_SET = "calibrated"
+DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm and math regimes have their own
+LLM_SET = "calibrated"  # the llm regime's (Codex-12B on APPS)
+MATH_SET = "calibrated-math"  # the math regime's (Qwen2.5-Math-7B on MATH)
+CALIBRATED = {LLM_SET: "llm", MATH_SET: "math"}  # prompt set -> the regime it is calibrated in
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     log_every: int = 20
     lr: float = 0.02
     tasks: str = "bandit,linear_softmax"
+    math_tasks: str = "sharpen,bandit"  # the math regime's (its preset's sizes)
 
     def __post_init__(self) -> None:
         check_axes("difficulty_axis", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
@@ -63,16 +73,32 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, steps=600, log_every=25,
+FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, steps=600, log_every=25, regimes=("math", "toy", "llm"),
                 optimizers=("adam_shared", "adam"))
 
 
 def prompt_sets(regime: str) -> tuple[str, ...]:
-    return DIFFICULTIES if regime == "toy" else (LLM_SET,)
+    return {"llm": (LLM_SET,), "math": (MATH_SET,)}.get(regime, DIFFICULTIES)
 
 
-def difficulty_of(regime: str, prompt_set: str):
-    return regime_kwargs("llm", "bandit")["difficulty"] if prompt_set == LLM_SET else as_distribution(prompt_set)
+def tasks_of(s: Settings, regime: str) -> list[str]:
+    return (s.math_tasks if regime == "math" else s.tasks).split(",")
+
+
+def difficulty_of(prompt_set: str):
+    """A prompt set's difficulty distribution: a calibrated regime's, or a named toy distribution."""
+    if prompt_set in CALIBRATED:
+        return regime_kwargs(CALIBRATED[prompt_set], "bandit")["difficulty"]
+    return as_distribution(prompt_set)
+
+
+@lru_cache(maxsize=None)
+def groups_per_step(s: Settings, regime: str, task: str, prompt_set: str) -> int:
+    """How many groups one step's batch holds: the task's prompt mini-batch (sharpen's ``prompts_per_step``), else
+    every training prompt (the batch ESS is out of this many)."""
+    built = build_task(s, regime, task, prompt_set)
+    held = evaluated(built)
+    return int(getattr(built, "prompts_per_step", 0) or built.n_prompts - (0 if held is None else int(np.sum(held))))
 
 
 def build_task(s: "Settings", regime: str, task: str, prompt_set: str):
@@ -100,7 +126,7 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
     specs = [{"experiment": "difficulty_axis", "regime": r, "optimizer": o, "task": t, "difficulty": d, "seed": seed,
               "phase": phase, **dataclasses.asdict(s)}
-             for r in s.regimes for o in s.optimizers for t in s.tasks.split(",") for phase in ("first", "train")
+             for r in s.regimes for o in s.optimizers for t in tasks_of(s, r) for phase in ("first", "train")
              for d in prompt_sets(r) for seed in range(s.seeds)]
     return run_units(specs, compute, store, "difficulty-axis sweep", executor)
 
@@ -109,7 +135,7 @@ def theory_table(s: Settings) -> pd.DataFrame:
     """Closed-form hardness and ESS per group of F-GRPO's mass under each prompt set's difficulty distribution."""
     rows = []
     for d in [d for r in s.regimes for d in prompt_sets(r)]:
-        weights = difficulty_of("llm" if d == LLM_SET else "toy", d).k_weights(s.G)
+        weights = difficulty_of(d).k_weights(s.G)
         for g in gammas(s):
             m = fadesim.profile("focal", s.G, gamma=g).under(weights)
             rows.append({"difficulty": d, "gamma": g, "hardness": m.hardness, "ess_fraction": m.ess_fraction})
@@ -124,7 +150,7 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
     g_lo, g_hi = min(gammas(s)), max(gammas(s))
     lines = []
     for (regime, opt, task, d), sub in df.groupby(["regime", "optimizer", "task", "difficulty"], sort=False):
-        n_prompts = s.llm_n_prompts if regime == "llm" else s.n_prompts
+        n_prompts = groups_per_step(s, regime, task, d)
         tag = f"[{regime} regime, {task}, {opt}, {d}]"
         train = sub[sub.phase == "train"]
         last, fb = train[train.step == train.step.max()], sub[(sub.phase == "first") & (sub.step == 1)]
@@ -133,11 +159,16 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
             x = frame.set_index(["seed", "gamma"])[metric]
             return ci95([x.loc[(seed, b)] - x.loc[(seed, a)] for seed in frame.seed.unique()])
 
-        dh, hh = paired(fb, "hardness", g_lo, g_hi)
-        de, he = paired(fb, "ess", g_lo, g_hi)
-        lines.append(f"{tag} hard focus moves the mass to hard prompts and costs sample size: "
-                     f"{verdict(dh - hh > 0 and de + he < 0)} (gamma {g_lo:g} -> {g_hi:g}: mass hardness "
-                     f"{dh:+.3f} +- {hh:.3f}, batch ESS {de:+.1f} +- {he:.1f} of {n_prompts} prompts)")
+        if n_prompts == 1:  # one group a step: its mass-weighted hardness and ESS share do not depend on gamma
+            lines.append(f"{tag} hard focus moves the mass to hard prompts and costs sample size: not measurable "
+                         f"here (one group a step: focal reweights whole steps, not groups within one; see the "
+                         f"regime's full-batch control)")
+        else:
+            dh, hh = paired(fb, "hardness", g_lo, g_hi)
+            de, he = paired(fb, "ess", g_lo, g_hi)
+            lines.append(f"{tag} hard focus moves the mass to hard prompts and costs sample size: "
+                         f"{verdict(dh - hh > 0 and de + he < 0)} (gamma {g_lo:g} -> {g_hi:g}: mass hardness "
+                         f"{dh:+.3f} +- {hh:.3f}, batch ESS {de:+.1f} +- {he:.1f} of {n_prompts} groups a step)")
         start = train[train.step == 0].set_index(["seed", "gamma"])["pass@1_hard"]
         gain = (last.set_index(["seed", "gamma"])["pass@1_hard"] - start).rename("gain").reset_index()
         by_gamma = gain.groupby("gamma").gain.mean()
@@ -150,6 +181,8 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
                      f"{tune[0]}-{tune[-1]}) minus gamma = {g_lo:g} on held-out seeds {held[0]}-{held[-1]}: "
                      f"{m:+.4f} +- {h:.4f}; gains by gamma, all seeds: "
                      + ", ".join(f"{g:g}: {v:.3f}" for g, v in by_gamma.items()) + ")")
+        if n_prompts == 1:
+            continue
         th = theory[theory.difficulty == d].set_index("gamma")
         meas = fb.groupby("gamma")[["hardness", "ess"]].mean()
         lines.append(f"{tag} closed form vs first batch: max |hardness error| "
@@ -176,7 +209,8 @@ def make_figures(df: pd.DataFrame, theory: pd.DataFrame, s: Settings, figures: P
                              path=figures / f"difficulty_axis_learning_{opt}_{suffix}.png")
              for opt in s.optimizers]
     first = df[(df.phase == "first") & (df.step == 1) & (df.task == "bandit") & (df.optimizer == s.optimizers[0])].copy()
-    first["ess_fraction"] = first["ess"] / np.where(first.regime == "llm", s.llm_n_prompts, s.n_prompts)
+    first["ess_fraction"] = first["ess"] / [groups_per_step(s, r, "bandit", d) for r, d in zip(first.regime,
+                                                                                               first.difficulty)]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     rows = []
     for i, d in enumerate(theory.difficulty.unique()):

@@ -15,8 +15,9 @@ setting. Tuning and held-out seeds of one (cell, advantage) run in one compiled 
 a seed's run does not depend on which other seeds share it, up to float32 rounding on chain) and are split after.
 
 Claim checked: FADE reaches peak pass@1 earlier than the best static baseline. Every verdict names its regime
-(``fadesim.tasks.regimes``: toy with easy / mixed / hard prompt sets, llm with its calibrated set), optimizer
-(adam_shared / adam) and task; FADE and every baseline get the same tuning seeds and grid budget in each cell.
+(``fadesim.tasks.regimes``: toy with easy / mixed / hard prompt sets, llm and math with their calibrated sets; in the
+math regime the task is ``math_tasks``, sharpen, read on its held-out prompts), optimizer (adam_shared / adam) and
+task; FADE and every baseline get the same tuning seeds and grid budget in each cell.
 
     python experiments/fade_vs_static.py            # --quick (default): bandit, 2 difficulties, main baselines
     python experiments/fade_vs_static.py --full     # bandit + chain, 3 difficulties, every static advantage
@@ -78,7 +79,8 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     regimes: tuple[str, ...] = ("toy",)
     optimizers: tuple[str, ...] = ("adam_shared",)
     tasks: str = "bandit"
-    difficulties: str = "mixed,hard"  # the toy regime's prompt sets; the llm regime uses its calibrated one
+    difficulties: str = "mixed,hard"  # the toy regime's prompt sets; the llm and math regimes use their calibrated ones
+    math_tasks: str = "sharpen"  # the math regime's (its preset's sizes)
     baselines: str = ",".join(QUICK_BASELINES)
     tune_seeds: int = 2
     eval_seeds: int = 8
@@ -97,10 +99,11 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(regimes=("toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
+FULL = Settings(regimes=("math", "toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
                 difficulties="easy,mixed,hard", baselines=",".join(n for n in GRIDS), tune_seeds=4, eval_seeds=8,
                 n_prompts=256, steps=600, log_every=25)
-LLM_SET = "calibrated"
+LLM_SET = "calibrated"  # the llm regime's prompt set (Codex-12B on APPS)
+MATH_SET = "calibrated-math"  # the math regime's (Qwen2.5-Math-7B on MATH)
 
 
 def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
@@ -110,7 +113,11 @@ def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
 
 
 def _prompt_sets(s: Settings, regime: str) -> list[str]:
-    return s.difficulties.split(",") if regime == "toy" else [LLM_SET]
+    return {"llm": [LLM_SET], "math": [MATH_SET]}.get(regime) or s.difficulties.split(",")
+
+
+def _tasks(s: Settings, regime: str) -> list[str]:
+    return (s.math_tasks if regime == "math" else s.tasks).split(",")
 
 
 def _fade_configs() -> list[tuple[str, dict[str, float]]]:
@@ -141,7 +148,7 @@ def _runs(s: Settings) -> list[dict]:
     units = []
     for regime in s.regimes:
         for optimizer in s.optimizers:
-            for task in s.tasks.split(","):
+            for task in _tasks(s, regime):
                 for diff in _prompt_sets(s, regime):
                     cell = {"regime": regime, "optimizer": optimizer, "task": task, "difficulty": diff}
                     for adv in s.baselines.split(","):

@@ -18,6 +18,12 @@ Predictions: a rung predicts the next when the claim's effect has the same sign;
 methods by entropy and by pass@1 at each checkpoint is compared by Kendall tau, with a bootstrap 95% CI over
 seeds. The GPT-2 rung's pass@1 is the sampled reward on fresh prompts (its entropy: per token).
 
+A ``sharpen`` rung (a shared sharpening and skill over tabular prompts: the literature protocol's family) runs
+only when named (``--rungs``), after the chain; in the math regime (``--regime math``: its calibrated design, one
+prompt a step, metrics on held-out prompts; train it with ``--optimizer adam``, the optimizer it was calibrated
+under) the bandit, linear_softmax and chain rungs are that regime's controls on the same prompts. With one prompt a
+step, C3's ESS cost is not measurable there (a batch of one group), and it says so.
+
 A sixth rung, ``model``, runs only with ``--model DIR``: a real local checkpoint (a Hugging Face model
 directory with its tokenizer; nothing is downloaded) trained by the same bridge on the arithmetic task
 (a + b = ?, exact-match or math-verify reward), sampled by vLLM on a GPU (``--model-backend vllm``, the
@@ -28,6 +34,7 @@ CPU): the real-model rung's task, one- and two-digit sums in its chat template, 
 
     python experiments/ladder.py            # --quick (default): toy regime, all five rungs
     python experiments/ladder.py --full     # more seeds and steps, both regimes where a rung has them
+    python experiments/ladder.py --full --regime math --rungs bandit,linear_softmax,chain,sharpen --optimizer adam
     python experiments/ladder.py --model /models/Qwen2.5-0.5B-Instruct   # + the real checkpoint (GPU, vLLM)
     python experiments/ladder.py --rungs gpt2 --model smollm2 --model-backend hf --G 8 --model-steps 24 \
         --model-prompts-per-step 8 --model-max-new-tokens 12 --model-lr 1e-5   # + SmolLM2 on CPU (20 runs, ~7 h)
@@ -59,12 +66,14 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNGS = ("bandit", "linear_softmax", "chain", "neural", "gpt2")
 #: the real-checkpoint rung, added by --model DIR (never a default: it needs a checkpoint and, with vLLM, a GPU)
 MODEL_RUNG = "model"
-ALL_RUNGS = (*RUNGS, MODEL_RUNG)
+#: the shared-sharpening rung (``make_task("sharpen")``), run only when named, after the chain
+SHARPEN_RUNG = "sharpen"
+ALL_RUNGS = (*RUNGS[:3], SHARPEN_RUNG, *RUNGS[3:], MODEL_RUNG)
 #: rungs trained by the LLM bridge (per-batch metrics, one row per step, AdamW)
 BRIDGE_RUNGS = ("gpt2", MODEL_RUNG)
 MODEL_BACKENDS = ("vllm", "hf")
-#: rungs that have the toy / llm regime presets (the neural and GPT-2 rungs have their own task)
-REGIME_RUNGS = ("bandit", "linear_softmax", "chain")
+#: rungs that have the regime presets (the neural and GPT-2 rungs have their own task)
+REGIME_RUNGS = ("bandit", "linear_softmax", "chain", SHARPEN_RUNG)
 METHODS = {
     "grpo": ("grpo", {}),
     "positive-heavy": ("sign_scaled", {"balance": 1.0}),
@@ -79,7 +88,7 @@ CLAIMS = {
     "C3": "hard focus sharpens hard prompts at an ESS cost",
     "C4": "FADE beats the best static advantage",
 }
-GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", "linear_softmax": "weight_norm", "neural": "weight_norm",
+GEOMETRY = {"bandit": "logit_norm", "chain": "logit_norm", SHARPEN_RUNG: "logit_norm", "linear_softmax": "weight_norm", "neural": "weight_norm",
             "gpt2": "weight_norm", MODEL_RUNG: "weight_norm"}
 
 
@@ -186,6 +195,11 @@ def build_task(s: Settings, rung: str, regime: str):
         return make_task("neural", n_prompts=s.neural_prompts, length=s.neural_length, vocab=s.neural_vocab,
                          width=s.neural_width, rule=s.neural_rule, seed=0)
     return regime_task(s, rung, regime)
+
+
+def one_group_a_step(s: Settings, rung: str, regime: str) -> bool:
+    """Whether the rung's task in ``regime`` trains on one prompt a step (the math regime's sharpen)."""
+    return rung in REGIME_RUNGS and getattr(build_task(s, rung, regime), "prompts_per_step", 0) == 1
 
 
 def _sim_unit(s: Settings, spec: dict, task) -> pd.DataFrame:
@@ -376,6 +390,9 @@ def claim_effects(df: pd.DataFrame, s: Settings) -> list[dict]:
         if hard.isna().all().all():
             out.append({**rec, "claim": "C3", "effect": np.nan, "ci": np.nan, "ok": None,
                         "note": "not measurable (no exact per-prompt pass rates)"})
+        elif one_group_a_step(s, rung, regime):
+            out.append({**rec, "claim": "C3", "effect": np.nan, "ci": np.nan, "ok": None,
+                        "note": "not measurable (one prompt a step: no ESS cost within a batch of one group)"})
         else:
             ess = part[part.step <= half].groupby(["seed", "method"]).ess.mean().unstack("method")
             e, h = _diff(hard["focal"], hard["grpo"])

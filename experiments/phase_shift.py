@@ -11,8 +11,10 @@ Each part is a region of the grid (e.g. lam_neg < 1). The first half of the seed
 region and the best outside it; the second half judges them: CONFIRMED when the inside setting's progress minus the
 outside one's, paired by seed, has a 95% interval above 0. A tie is NOT CONFIRMED (the single best of the grid,
 chosen and judged on the same seeds, would turn ties into verdicts).
-Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm), optimizer (adam_shared / adam, also the
-GRPO warm-up's) and task.
+Every verdict names its regime (``fadesim.tasks.regimes``: toy, llm, math), optimizer (adam_shared / adam, also the
+GRPO warm-up's) and task. In the math regime the task is ``math_tasks`` (sharpen: the late phase restarts its shared
+sharpness, skill and per-prompt logits from the GRPO checkpoint, ``Sharpen.restarted``; its metrics, and so the
+progress, are read on the held-out prompts).
 
     python experiments/phase_shift.py            # --quick (default)
     python experiments/phase_shift.py --full
@@ -36,7 +38,7 @@ from fadesim.plots import tradeoff_figure
 from fadesim.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
-from fadesim.tasks import REGIMES, Bandit, LinearSoftmax
+from fadesim.tasks import REGIMES, Bandit, LinearSoftmax, Sharpen
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,6 +59,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
     warm_steps: int = 300  # GRPO steps to reach the late-phase checkpoint
     lr: float = 0.02
     tasks: str = "bandit,linear_softmax"
+    math_tasks: str = "sharpen"  # the math regime's (its preset's sizes)
 
     def __post_init__(self) -> None:
         check_axes("phase_shift", regimes=(self.regimes, REGIMES), optimizers=(self.optimizers, OPTIMIZERS))
@@ -65,8 +68,12 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4",
+FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4", regimes=("math", "toy", "llm"),
                 lam_negs="0.1,0.25,0.5,0.75,1,1.5,2", optimizers=("adam_shared", "adam"))
+
+
+def tasks_of(s: Settings, regime: str) -> list[str]:
+    return (s.math_tasks if regime == "math" else s.tasks).split(",")
 
 
 def grid(s: Settings) -> list[tuple[float, float]]:
@@ -95,7 +102,9 @@ def starting_tasks(task_name: str, s: Settings, regime: str = "toy", optimizer: 
         return state["params"]
 
     params = {k: np.asarray(v, dtype=np.float64) for k, v in warm(jax.random.PRNGKey(12345)).items()}
-    if isinstance(early, LinearSoftmax):
+    if isinstance(early, Sharpen):
+        late = early.restarted(params)
+    elif isinstance(early, LinearSoftmax):
         late = dataclasses.replace(early, W0=params["W"], logits0=early.logits({"W": params["W"]}, np))
     else:
         theta = params["theta"]
@@ -123,7 +132,7 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
     specs = [{"experiment": "phase_shift", "regime": r, "optimizer": o, "task": t, "phase": ph, "seed": seed,
               **dataclasses.asdict(s)}
-             for r in s.regimes for o in s.optimizers for t in s.tasks.split(",") for ph in ("early", "late")
+             for r in s.regimes for o in s.optimizers for t in tasks_of(s, r) for ph in ("early", "late")
              for seed in range(s.seeds)]
     return run_units(specs, compute, store, "phase-shift sweep", executor)
 

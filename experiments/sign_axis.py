@@ -343,7 +343,8 @@ def make_figures(df: pd.DataFrame, s: Settings, figures: Path, suffix: str) -> l
     first = main.regime.map({r: regime_tasks(s, r)[0] for r in s.regimes}) == main.task
     head = last[first.reindex(last.index)].assign(run=lambda d: d.regime + " regime, " + d.task + ", " + d.optimizer)
     tasks = "/".join(dict.fromkeys(regime_tasks(s, r)[0] for r in s.regimes))
-    paths.append(pass_at_k_figure(head, line="balance", line_label="balance b", facet="run",
+    start = main[first & (main.step == 0)].assign(run=lambda d: d.regime + " regime, " + d.task + ", " + d.optimizer)
+    paths.append(pass_at_k_figure(head, line="balance", line_label="balance b", facet="run", base=start,
                                   title=f"Sign axis: final pass@k spectrum ({tasks}, {s.families[0]}, {suffix})",
                                   path=figures / f"sign_axis_passk_{suffix}.png"))
     keep = sorted(main.balance.unique())[:: max(1, len(main.balance.unique()) // 5)]

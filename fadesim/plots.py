@@ -81,9 +81,11 @@ def tradeoff_figure(final: pd.DataFrame, *, x: str, x_label: str, panels: Sequen
 
 
 def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: str, title: str,
-                     path: str | Path) -> Path:
+                     path: str | Path, base: pd.DataFrame | None = None) -> Path:
     """The pass@k spectrum: pass@k (mean +- 95% CI over seeds) against k on a log2 axis, one panel per ``facet``
-    value, one line per ``line`` value (the accuracy-diversity trade-off: pass@1 at the left, coverage at the right)."""
+    value, one line per ``line`` value (the accuracy-diversity trade-off: pass@1 at the left, coverage at the right).
+    ``base``: rows of the policy before training, with the same ``facet`` column: drawn per panel as a black dashed
+    line (its mean), so a curve that crosses below it at large k shows (its CSV rows have ``line`` "base")."""
     ks = sorted(int(c.split("@")[1]) for c in final.columns if c.startswith("pass@") and c.split("@")[1].isdigit())
     facets = list(dict.fromkeys(final[facet]))
     fig, axes = _facet_axes(len(facets), 4.2, 3.4, sharey=True)
@@ -105,6 +107,11 @@ def pass_at_k_figure(final: pd.DataFrame, *, line: str, line_label: str, facet: 
             ax.errorbar(st["_k"], st["value"], yerr=st["ci95"], marker="o", ms=2.5, capsize=2, color=colour,
                         label=f"{lv:g}" if isinstance(lv, (int, float, np.floating)) else str(lv))
             rows.append(st.rename(columns={"_k": "k"}).assign(**{facet: fv, line: lv}))
+        start = None if base is None else base[base[facet] == fv]
+        if start is not None and not start.empty:
+            ref = [float(start[f"pass@{k}"].mean()) for k in ks]
+            ax.plot(ks, ref, "k--", lw=1.2, label="base (step 0)")
+            rows.append(pd.DataFrame({"k": ks, "value": ref, facet: fv, line: "base"}))
         ax.set_xscale("log", base=2)
         ax.set_xlabel("k (samples)")
         ax.set_title(str(fv), fontsize=9)

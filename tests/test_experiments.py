@@ -244,6 +244,46 @@ def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
     assert (tmp_path / "fig" / "difficulty_axis_theory_quick.csv").exists()
 
 
+@pytest.mark.heavy
+def test_difficulty_axis_in_the_math_regime_checks_mass_on_its_full_batch_control(tmp_path, capsys):
+    import difficulty_axis
+
+    args = ["--regime", "math", "--optimizer", "adam", "--gammas", "0,2", "--seeds", "2", "--steps", "20",
+            "--log-every", "10", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
+    assert difficulty_axis.main(args) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("[math regime, ")]
+    sharpen = [line for line in lines if line.startswith("[math regime, sharpen, adam, calibrated-math] ")]
+    bandit = [line for line in lines if line.startswith("[math regime, bandit, adam, calibrated-math] ")]
+    # sharpen draws one prompt a step: no within-batch mass structure to measure, said so, no closed-form line
+    assert len(sharpen) == 2 and "not measurable here (one group a step" in sharpen[0]
+    assert "hard focus speeds up learning on hard prompts: " in sharpen[1]
+    # its bandit control (full batch, 256 prompts): the mass verdict, out of 256 groups, and the closed form
+    assert len(bandit) == 3 and "of 256 groups a step)" in bandit[0] and "closed form vs first batch" in bandit[2]
+    error = float(bandit[2].split("max |ESS/N error| ")[1])
+    assert error < 0.03  # the ESS share per group of 256, not per llm_n_prompts or n_prompts
+    theory = pd.read_csv(tmp_path / "fig" / "difficulty_axis_theory_quick.csv")
+    assert set(theory.difficulty) == {"calibrated-math"}
+
+
+@pytest.mark.heavy
+def test_phase_shift_in_the_math_regime_restarts_sharpen_from_its_grpo_checkpoint(tmp_path, capsys):
+    import phase_shift
+
+    args = ["--regime", "math", "--optimizer", "adam", "--gammas", "0,2", "--lam-negs", "0.5,1", "--seeds", "2",
+            "--window", "10", "--warm-steps", "30", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig"),
+            "--no-figures"]
+    assert phase_shift.main(args) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert len(lines) == 4 * 2 and all(line.lstrip().startswith("[math regime, sharpen, adam] ") for line in lines)
+    rows = pd.concat([pd.read_csv(f) for f in (tmp_path / "res" / "quick" / "units").glob("*.csv")])
+    start = rows[rows.step == 0].groupby("phase")[["pass@1", "entropy"]].mean()
+    # the late phase starts where 30 GRPO steps left the held-out prompts: sharper and more often right
+    assert start.loc["late", "entropy"] < start.loc["early", "entropy"] - 0.05
+    assert start.loc["late", "pass@1"] > start.loc["early", "pass@1"]
+    assert abs(start.loc["early", "pass@1"] - 0.648) < 0.01  # the math regime's held-out base
+
+
 def test_phase_shift_prints_verdicts_and_figures(tmp_path, capsys):
     import phase_shift
 
@@ -317,6 +357,33 @@ def test_fade_vs_static_llm_regime_cell(tmp_path, capsys):
     assert fade_vs_static.main(args) == 0
     lines = _verdict_lines(capsys.readouterr().out)
     assert len(lines) == 1 and lines[0].startswith("[llm regime, bandit, adam, calibrated] ")
+
+
+def test_fade_vs_static_math_regime_cell_runs_sharpen_on_its_calibrated_set(tmp_path, capsys):
+    import fade_vs_static
+
+    args = ["--regime", "math", "--optimizer", "adam", "--baselines", "grpo", "--tune-seeds", "2", "--eval-seeds", "2",
+            "--steps", "10", "--log-every", "5", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig"),
+            "--no-figures"]
+    assert fade_vs_static.main(args) == 0
+    lines = _verdict_lines(capsys.readouterr().out)
+    assert len(lines) == 1 and lines[0].startswith("[math regime, sharpen, adam, calibrated-math] ")
+
+
+@pytest.mark.heavy
+def test_ladder_sharpen_rung_in_the_math_regime_says_c3_is_not_measurable(tmp_path, capsys):
+    import ladder
+
+    args = ["--regime", "math", "--rungs", "bandit,sharpen", "--optimizer", "adam", "--steps", "40", "--log-every", "10",
+            "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig"), "--no-figures"]
+    assert ladder.main(args) == 0
+    out = capsys.readouterr().out
+    claims = [line for line in out.splitlines() if line.startswith("[math regime, sharpen rung, adam] C")]
+    assert [line.split(" ")[5] for line in claims] == ["C1", "C2", "C3", "C4"]
+    assert "n/a (not measurable)" in claims[2] and "one prompt a step" in claims[2]
+    assert "(from bandit, math" in claims[0]  # predicted by the same regime's rung below
+    assert any(line.startswith("[math regime, bandit rung, adam] C3") and "n/a" not in line
+               for line in out.splitlines())
 
 
 def test_tuning_and_evaluation_use_disjoint_seeds_and_fade_gets_the_largest_static_grid():

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.step import advantage_call
-from fadesim.tasks import Beta, Stratified, make_task
+from fadesim.tasks import Beta, Stratified, make_sharpen, make_task
 from fadesim.theory.crossing import (adam_path, crossing_k, direction_moments, direction_snr,
                                      expected_sharpening_gradient, expected_skill_gradient, pass_at_k_slopes,
                                      pass_rate_slopes, prompt_weight, step_moments)
@@ -448,3 +448,31 @@ def test_the_entropy_signal_reads_the_training_prompts_only():
     after = task.exact(params, np)["entropy"]
     assert policy_entropy(task, params, {}, np) == pytest.approx(after[train].mean(), rel=1e-12)
     assert_jax_equals_numpy(task, SimConfig(advantage="fade", G=4, steps=20, log_every=10), 5, rtol=1e-5, atol=1e-5)
+
+
+# --- restarting from a checkpoint (the phase-shift experiment's late phase) --------------------------------------
+
+def test_restarted_sharpen_starts_from_its_checkpoint_and_runs_the_same_on_numpy_and_jax():
+    task = make_sharpen(n_prompts=12, n_answers=6, n_correct=2, skill_scale=0.5, prompts_per_step=3, eval_prompts=4,
+                        seed=2)
+    params = {"s": np.float64(0.7), "g": np.float64(-0.4),
+              "theta": np.random.default_rng(0).normal(size=task.logits0.shape)}
+    late = task.restarted(params)
+    start = late.init_params(np, np.float64)
+    assert set(start) == {"s", "g", "theta"} and float(start["s"]) == 0.7 and float(start["g"]) == -0.4
+    np.testing.assert_array_equal(late.logits(start, np), task.logits(params, np))
+    np.testing.assert_array_equal(late.evaluated(), task.evaluated())  # the same held-out prompts
+    assert float(task.init_params(np, np.float64)["s"]) == 0.0  # the original is untouched
+    assert_jax_equals_numpy(late, SimConfig(advantage="grpo", G=4, steps=20, log_every=10, optimizer="adam"), 4,
+                            rtol=1e-5, atol=1e-5)
+
+
+def test_restarted_sharpen_refuses_a_checkpoint_that_does_not_fit():
+    task = make_sharpen(n_prompts=6, n_answers=5, n_correct=2, skill_scale=0.5, seed=0)
+    good = {"s": 0.0, "g": 0.0, "theta": np.zeros((6, 5))}
+    with pytest.raises(ValueError, match=r"exactly the parameters \['g', 's', 'theta'\]; got \['s', 'theta'\]"):
+        task.restarted({"s": 0.0, "theta": np.zeros((6, 5))})
+    with pytest.raises(ValueError, match=r"checkpoint theta has shape \(5, 5\); the task's is \(6, 5\)"):
+        task.restarted({**good, "theta": np.zeros((5, 5))})
+    with pytest.raises(ValueError, match="must be finite"):
+        task.restarted({**good, "s": np.nan})

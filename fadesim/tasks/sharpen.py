@@ -55,6 +55,7 @@ logged as its geometry.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +81,9 @@ class Sharpen(Bandit):
     prompts_per_step: int = 0  # B: prompts drawn per step (0: every training prompt)
     # (N,) bool, True for the evaluation prompts (never trained on; the logged metrics are theirs), or None
     evaluation: Any = None
+    # the parameters training starts from ({"s", "g", "theta"} as arrays, e.g. a checkpoint: ``restarted``), or
+    # None: all zeros, the initial policy equal to the bandit's
+    start: Any = None
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -107,7 +111,22 @@ class Sharpen(Bandit):
         """The (N,) mask of the prompts the logged metrics average over (None: all of them)."""
         return self.evaluation
 
+    def restarted(self, params: dict[str, Any]) -> "Sharpen":
+        """The same task started from ``params`` (a checkpoint: every parameter of ``init_params``' keys), as the
+        later phase of a run is; its optimizer state starts afresh."""
+        want = set(self.init_params(np, np.float64))
+        if set(params) != want:
+            raise ValueError(f"a sharpen checkpoint needs exactly the parameters {sorted(want)}; got {sorted(params)}")
+        start = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
+        if "theta" in start and start["theta"].shape != self.logits0.shape:
+            raise ValueError(f"checkpoint theta has shape {start['theta'].shape}; the task's is {self.logits0.shape}")
+        if any(not np.all(np.isfinite(v)) for v in start.values()):
+            raise ValueError("a sharpen checkpoint must be finite")
+        return dataclasses.replace(self, start=start)
+
     def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
+        if self.start is not None:
+            return {k: xp.asarray(v, dtype=dtype) for k, v in self.start.items()}
         params = {"s": xp.zeros((), dtype=dtype)}
         if self.skill_scale:
             params["g"] = xp.zeros((), dtype=dtype)
