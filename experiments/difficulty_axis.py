@@ -34,7 +34,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
+                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.tasks.protocol import evaluated
 from fadesim.plots import mean_ci, save_figure, tradeoff_figure
@@ -81,10 +81,6 @@ def prompt_sets(regime: str) -> tuple[str, ...]:
     return {"llm": (LLM_SET,), "math": (MATH_SET,)}.get(regime, DIFFICULTIES)
 
 
-def tasks_of(s: Settings, regime: str) -> list[str]:
-    return (s.math_tasks if regime == "math" else s.tasks).split(",")
-
-
 def difficulty_of(prompt_set: str):
     """A prompt set's difficulty distribution: a calibrated regime's, or a named toy distribution."""
     if prompt_set in CALIBRATED:
@@ -126,7 +122,7 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
     specs = [{"experiment": "difficulty_axis", "regime": r, "optimizer": o, "task": t, "difficulty": d, "seed": seed,
               "phase": phase, **dataclasses.asdict(s)}
-             for r in s.regimes for o in s.optimizers for t in tasks_of(s, r) for phase in ("first", "train")
+             for r in s.regimes for o in s.optimizers for t in regime_task_names(s, r) for phase in ("first", "train")
              for d in prompt_sets(r) for seed in range(s.seeds)]
     return run_units(specs, compute, store, "difficulty-axis sweep", executor)
 

@@ -34,7 +34,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, regime_task, parse_settings, run_units, seed_ranges,
+                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, seed_ranges,
                                 verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
 from fadesim.results import ResultStore
@@ -116,9 +116,6 @@ def _prompt_sets(s: Settings, regime: str) -> list[str]:
     return {"llm": [LLM_SET], "math": [MATH_SET]}.get(regime) or s.difficulties.split(",")
 
 
-def _tasks(s: Settings, regime: str) -> list[str]:
-    return (s.math_tasks if regime == "math" else s.tasks).split(",")
-
 
 def _fade_configs() -> list[tuple[str, dict[str, float]]]:
     """FADE's configurations, in order: the tuning grid (method "fade"), then each ablation (its own method)."""
@@ -148,7 +145,7 @@ def _runs(s: Settings) -> list[dict]:
     units = []
     for regime in s.regimes:
         for optimizer in s.optimizers:
-            for task in _tasks(s, regime):
+            for task in regime_task_names(s, regime):
                 for diff in _prompt_sets(s, regime):
                     cell = {"regime": regime, "optimizer": optimizer, "task": task, "difficulty": diff}
                     for adv in s.baselines.split(","):

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
+                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import tradeoff_figure
 from fadesim.results import ResultStore
@@ -70,10 +70,6 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 QUICK = Settings()
 FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4", regimes=("math", "toy", "llm"),
                 lam_negs="0.1,0.25,0.5,0.75,1,1.5,2", optimizers=("adam_shared", "adam"))
-
-
-def tasks_of(s: Settings, regime: str) -> list[str]:
-    return (s.math_tasks if regime == "math" else s.tasks).split(",")
 
 
 def grid(s: Settings) -> list[tuple[float, float]]:
@@ -132,7 +128,7 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
     specs = [{"experiment": "phase_shift", "regime": r, "optimizer": o, "task": t, "phase": ph, "seed": seed,
               **dataclasses.asdict(s)}
-             for r in s.regimes for o in s.optimizers for t in tasks_of(s, r) for ph in ("early", "late")
+             for r in s.regimes for o in s.optimizers for t in regime_task_names(s, r) for ph in ("early", "late")
              for seed in range(s.seeds)]
     return run_units(specs, compute, store, "phase-shift sweep", executor)
 

@@ -36,7 +36,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, regime_n_prompts, regime_task, parse_settings, run_units, verdict)
+                                executor_from_args, regime_n_prompts, regime_task, regime_task_names, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
@@ -96,10 +96,6 @@ def balances(s: Settings) -> list[float]:
     return [float(b) for b in np.round(np.linspace(-1.0, 1.0, s.n_balances), 6)]
 
 
-def regime_tasks(s: Settings, regime: str) -> tuple[str, ...]:
-    return {"llm": s.llm_tasks, "math": s.math_tasks}.get(regime, s.tasks)
-
-
 def build_task(s: Settings, regime: str, name: str):
     return regime_task(s, name, regime)
 
@@ -136,7 +132,7 @@ def run_sweep(s: Settings, store: ResultStore, executor: Executor = LOCAL) -> pd
 
     specs = [{"experiment": "sign_axis", "regime": r, "optimizer": o, "family": f, "task": t, "seed": seed,
               **dataclasses.asdict(s)}
-             for r in s.regimes for o in s.optimizers for f in s.families for t in regime_tasks(s, r)
+             for r in s.regimes for o in s.optimizers for f in s.families for t in regime_task_names(s, r)
              for seed in range(s.seeds)]
     return run_units(specs, compute, store, "sign-axis sweep", executor)
 
@@ -340,9 +336,9 @@ def make_figures(df: pd.DataFrame, s: Settings, figures: Path, suffix: str) -> l
                                      title=f"Sign axis: weight geometry, linear_softmax, {s.families[0]} ({suffix})",
                                      path=figures / f"sign_axis_geometry_{suffix}.png"))
     # the pass@k and entropy figures follow each regime's first task (the math regime's sharpen, the others' bandit)
-    first = main.regime.map({r: regime_tasks(s, r)[0] for r in s.regimes}) == main.task
+    first = main.regime.map({r: regime_task_names(s, r)[0] for r in s.regimes}) == main.task
     head = last[first.reindex(last.index)].assign(run=lambda d: d.regime + " regime, " + d.task + ", " + d.optimizer)
-    tasks = "/".join(dict.fromkeys(regime_tasks(s, r)[0] for r in s.regimes))
+    tasks = "/".join(dict.fromkeys(regime_task_names(s, r)[0] for r in s.regimes))
     start = main[first & (main.step == 0)].assign(run=lambda d: d.regime + " regime, " + d.task + ", " + d.optimizer)
     paths.append(pass_at_k_figure(head, line="balance", line_label="balance b", facet="run", base=start,
                                   title=f"Sign axis: final pass@k spectrum ({tasks}, {s.families[0]}, {suffix})",

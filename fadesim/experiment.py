@@ -112,6 +112,14 @@ def regime_task(settings: Any, name: str, regime: str, *, difficulty: Any = None
     raise ValueError(f"unknown regime {regime!r}; known: {', '.join(REGIMES)}")
 
 
+def regime_task_names(settings: Any, regime: str) -> list[str]:
+    """The tasks a regime experiment runs in ``regime``: its ``math_tasks`` in the math regime, its ``llm_tasks`` in
+    the llm regime where it declares them, else its ``tasks`` (each a tuple or a comma-separated string)."""
+    field = {"math": "math_tasks", "llm": "llm_tasks"}.get(regime)
+    names = getattr(settings, field) if field is not None and hasattr(settings, field) else settings.tasks
+    return [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+
+
 def regime_n_prompts(settings: Any, regime: str) -> int:
     """How many prompts a regime experiment's task has in ``regime``: the settings' ``llm_n_prompts`` (llm) or
     ``n_prompts`` (toy), the preset's in the math regime."""

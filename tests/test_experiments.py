@@ -519,3 +519,18 @@ def test_one_task_builder_per_regime_reads_the_sizes_the_settings_declare():
     assert (default_chain.length, default_chain.table0.shape[-1]) == (3, 4)
     with pytest.raises(ValueError, match="unknown regime 'tiny'"):
         regime_task(s, "bandit", "tiny")
+
+
+def test_each_regime_runs_its_own_task_list():
+    from fadesim.experiment import regime_task_names
+
+    class Sign:  # sign_axis: tuples, an llm list of its own
+        tasks, llm_tasks, math_tasks = ("bandit", "linear_softmax"), ("bandit",), ("sharpen",)
+
+    class Phase:  # phase_shift: comma-separated strings, no llm list (the llm regime runs ``tasks``)
+        tasks, math_tasks = "bandit, linear_softmax", "sharpen,bandit"
+
+    assert [regime_task_names(Sign(), r) for r in ("toy", "llm", "math")] == [
+        ["bandit", "linear_softmax"], ["bandit"], ["sharpen"]]
+    assert [regime_task_names(Phase(), r) for r in ("toy", "llm", "math")] == [
+        ["bandit", "linear_softmax"], ["bandit", "linear_softmax"], ["sharpen", "bandit"]]
