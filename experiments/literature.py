@@ -169,6 +169,12 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
               "skill_scale": (c.skill_scale or base["skill_scale"]) if c.task == "sharpen" else 0.0,
               "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
              for c in candidates for s in names]
+    for spec in specs:  # every entry's settings are checked before any is run: one line, exit status 2
+        try:
+            protocol(spec)
+        except ValueError as err:
+            print(f"literature.py: error: --compare entry {spec['config']!r}: {err}", file=sys.stderr)
+            return 2
     scores = run_units(specs, compute, ResultStore(Path(args.out) / "compare"), "literature --compare")
     scores = scores.drop(columns="unit")
     # every scored comparison of every entry (the simulated difference beside the published one), where stored

@@ -390,3 +390,17 @@ def test_another_task_draw_and_other_rollout_seeds(tmp_path):
             for off in (0, 0, 50)]
     pd.testing.assert_frame_equal(runs[0], runs[1])  # the same seeds: the same table
     assert not np.allclose(runs[0].simulated.dropna(), runs[2].simulated.dropna())
+
+
+def test_compare_refuses_an_entry_its_engine_cannot_serve_in_one_line(tmp_path, capsys):
+    """The first-order engine serves sharpen under adam with held-out prompts only: a bandit entry is refused
+    before anything runs, one line on stderr naming the entry and why, exit status 2."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import literature
+
+    rc = literature.main(["--engine", "first_order", "--compare", "sharpen:adam:1:1:0.3,bandit:adam",
+                          "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1
+    assert "--compare entry 'bandit:adam'" in err[0] and "first_order engine needs task 'sharpen'" in err[0]
+    assert not (tmp_path / "res").exists()
