@@ -474,5 +474,9 @@ def test_restarted_sharpen_refuses_a_checkpoint_that_does_not_fit():
         task.restarted({"s": 0.0, "theta": np.zeros((6, 5))})
     with pytest.raises(ValueError, match=r"checkpoint theta has shape \(5, 5\); the task's is \(6, 5\)"):
         task.restarted({**good, "theta": np.zeros((5, 5))})
+    with pytest.raises(ValueError, match=r"checkpoint s has shape \(2,\); the task's is \(\)"):
+        task.restarted({**good, "s": np.zeros(2)})
     with pytest.raises(ValueError, match="must be finite"):
         task.restarted({**good, "s": np.nan})
+    again = task.restarted(good).restarted({**good, "s": 1.0})  # a restarted task restarts from the new checkpoint
+    assert float(again.init_params(np, np.float64)["s"]) == 1.0

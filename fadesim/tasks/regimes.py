@@ -15,9 +15,9 @@
   Zipf(1) prior, a shared sharpening (c = 1) and a shared skill (d = 0.3), one prompt drawn a step, and every
   metric measured on 128 prompts held out of training (stratified by initial pass rate, so they keep the
   calibrated base curve). This is the regime whose pass@k can cross below the base, as published runs' does;
-  its ``bandit``, ``linear_softmax`` (width 16) and ``chain`` (T = 2, V = 8: the same 64 outcomes, as sequences) are controls with the
-  same prompts, answer space and difficulty, full batch, no prompt held out, whose prompts share nothing (bandit,
-  chain) or only a feature map (linear_softmax). The sizes are the calibrated design's: an experiment's own
+  its ``bandit``, ``linear_softmax`` (width 16) and ``chain`` (T = 2, V = 8: the same 64 outcomes, as sequences)
+  are controls with the same prompts, answer space and difficulty, full batch, no prompt held out, whose prompts
+  share nothing (bandit, chain) or only a feature map (linear_softmax). The sizes are the calibrated design's: an experiment's own
   ``n_prompts`` etc. do not apply in this regime.
 """
 

@@ -114,12 +114,13 @@ class Sharpen(Bandit):
     def restarted(self, params: dict[str, Any]) -> "Sharpen":
         """The same task started from ``params`` (a checkpoint: every parameter of ``init_params``' keys), as the
         later phase of a run is; its optimizer state starts afresh."""
-        want = set(self.init_params(np, np.float64))
-        if set(params) != want:
+        want = dataclasses.replace(self, start=None).init_params(np, np.float64)
+        if set(params) != set(want):
             raise ValueError(f"a sharpen checkpoint needs exactly the parameters {sorted(want)}; got {sorted(params)}")
         start = {k: np.asarray(v, dtype=np.float64) for k, v in params.items()}
-        if "theta" in start and start["theta"].shape != self.logits0.shape:
-            raise ValueError(f"checkpoint theta has shape {start['theta'].shape}; the task's is {self.logits0.shape}")
+        for name, value in start.items():
+            if value.shape != want[name].shape:
+                raise ValueError(f"checkpoint {name} has shape {value.shape}; the task's is {want[name].shape}")
         if any(not np.all(np.isfinite(v)) for v in start.values()):
             raise ValueError("a sharpen checkpoint must be finite")
         return dataclasses.replace(self, start=start)
