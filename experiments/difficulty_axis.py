@@ -15,7 +15,8 @@ read on its held-out prompts (hard = initially hard *held-out* prompts, which mo
 directions), and its bandit control (full batch, the same prompts), which carries the closed-form check.
 
     python experiments/difficulty_axis.py            # --quick (default)
-    python experiments/difficulty_axis.py --full
+    python experiments/difficulty_axis.py --full     # toy and llm regimes (the committed figures)
+    python experiments/difficulty_axis.py --full --regime math --figures paper_figures/math_regime
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, steps=600, log_every=25, regimes=("math", "toy", "llm"),
+FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, steps=600, log_every=25,
                 optimizers=("adam_shared", "adam"))
 
 

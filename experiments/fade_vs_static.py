@@ -21,6 +21,7 @@ task; FADE and every baseline get the same tuning seeds and grid budget in each 
 
     python experiments/fade_vs_static.py            # --quick (default): bandit, 2 difficulties, main baselines
     python experiments/fade_vs_static.py --full     # bandit + chain, 3 difficulties, every static advantage
+    python experiments/fade_vs_static.py --full --regime math --figures paper_figures/math_regime   # sharpen
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(regimes=("math", "toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
+FULL = Settings(regimes=("toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
                 difficulties="easy,mixed,hard", baselines=",".join(n for n in GRIDS), tune_seeds=4, eval_seeds=8,
                 n_prompts=256, steps=600, log_every=25)
 LLM_SET = "calibrated"  # the llm regime's prompt set (Codex-12B on APPS)

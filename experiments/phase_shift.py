@@ -17,7 +17,8 @@ sharpness, skill and per-prompt logits from the GRPO checkpoint, ``Sharpen.resta
 progress, are read on the held-out prompts).
 
     python experiments/phase_shift.py            # --quick (default)
-    python experiments/phase_shift.py --full
+    python experiments/phase_shift.py --full     # toy and llm regimes (the committed figures)
+    python experiments/phase_shift.py --full --regime math --figures paper_figures/math_regime
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 
 QUICK = Settings()
-FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4", regimes=("math", "toy", "llm"),
+FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, gammas="0,0.5,1,2,3,4",
                 lam_negs="0.1,0.25,0.5,0.75,1,1.5,2", optimizers=("adam_shared", "adam"))
 
 
