@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
                                 executor_from_args, regime_n_prompts, regime_task, regime_task_names, parse_settings, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_text_atomic
@@ -144,6 +144,8 @@ def verdict_records(df: pd.DataFrame) -> list[dict]:
     entropy / diversity if entropy / effective correct answers at b = +1 are below b = 0; negative mass damages
     geometry if the change over training of a geometry metric is worse at b = -1 than at b = 0. Judged early in
     training (step ~ steps/5, the high-entropy phase) and at the end, because the trade-offs move during training.
+    The entropy and diversity claims are judged twice at each phase: at the matched step, and at matched pass@1
+    (``matched_pass1_record``), since a balance that learns slower also keeps more entropy at any fixed step.
     """
     steps = np.sort(df.step.unique())
     phases = [("early", steps[np.argmin(np.abs(steps - steps.max() / 5))]), ("final", steps.max())]
@@ -162,6 +164,7 @@ def verdict_records(df: pd.DataFrame) -> list[dict]:
                             "effect": m, "ci95": h, "ok": bool(m - h > 0),
                             "detail": f"b=0 minus b=+1 {metric} = {m:+.3f} +- {h:.3f}; at b=-1/0/+1: " + "/".join(
                                 f"{part[metric].xs(b, level=1).mean():.3f}" for b in (-1.0, 0.0, 1.0))})
+                out.append({**ctx, **matched_pass1_record(run, part, phase, int(at), claim, metric)})
             geometry = [("logit_norm", +1)] + ([("weight_norm", +1), ("condition_number", +1), ("effective_rank", -1)]
                                                if ctx["task"] == "linear_softmax" else [])
             for metric, worse in geometry:
@@ -176,9 +179,34 @@ def verdict_records(df: pd.DataFrame) -> list[dict]:
     return out
 
 
+def matched_pass1_record(run: pd.DataFrame, part: pd.DataFrame, phase: str, at: int, claim: str,
+                         metric: str) -> dict:
+    """The same claim at matched pass@1: b = 0 and b = +1 each read where its own pass@1 first reaches the lower
+    of the two balances' mean pass@1 at the phase's step (so both reach it on average), paired over the seeds that
+    reach it in both (``fadesim.experiment.at_pass1``). A difference here is the sign axis at equal accuracy, on
+    the entropy-vs-pass@1 frontier, not a difference in learning speed."""
+    target = float(min(part["pass@1"].xs(0.0, level=1).mean(), part["pass@1"].xs(1.0, level=1).mean()))
+    read = {b: {sd: at_pass1(g, target, metric) for sd, g in run[run.balance == b].groupby("seed")}
+            for b in (0.0, 1.0)}
+    pairs = [read[0.0][sd] - read[1.0][sd] for sd in read[0.0]
+             if sd in read[1.0] and np.isfinite(read[0.0][sd]) and np.isfinite(read[1.0][sd])]
+    n = len(read[0.0])
+    base = {"phase": f"{phase}, matched pass@1", "step": at, "claim": claim, "metric": metric, "target": target}
+    if len(pairs) < 2:
+        return {**base, "effect": np.nan, "ci95": np.nan, "ok": False,
+                "detail": f"pass@1 {target:.3f} reached by both balances in {len(pairs)}/{n} seeds: not measurable"}
+    m, h = ci95(pairs)
+    return {**base, "effect": m, "ci95": h, "ok": bool(m - h > 0),
+            "detail": f"b=0 minus b=+1 {metric} where each first reaches pass@1 {target:.3f} (the lower of their "
+                      f"means at step {at}): {m:+.3f} +- {h:.3f} over {len(pairs)}/{n} seeds"}
+
+
 def verdicts(df: pd.DataFrame) -> list[str]:
-    return [f"[{r['regime']} regime, {r['task']}, {r['optimizer']}, {r['family']}, {r['phase']} step {r['step']}] "
-            f"{r['claim']} ({r['metric']}): {verdict(r['ok'])} ({r['detail']})" for r in verdict_records(df)]
+    """One line per record: at a matched step ("early step 200") or at matched pass@1 ("early, matched pass@1
+    0.776"), which it says."""
+    return [f"[{r['regime']} regime, {r['task']}, {r['optimizer']}, {r['family']}, "
+            + (f"{r['phase']} {r['target']:.3f}" if "matched" in r["phase"] else f"{r['phase']} step {r['step']}")
+            + f"] {r['claim']} ({r['metric']}): {verdict(r['ok'])} ({r['detail']})" for r in verdict_records(df)]
 
 
 def verdict_tables(df: pd.DataFrame) -> str:

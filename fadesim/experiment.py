@@ -343,6 +343,25 @@ def ci95(values: Iterable[float]) -> tuple[float, float]:
     return float(values.mean()), float(half)
 
 
+def at_pass1(run: pd.DataFrame, target: float, metric: str) -> float:
+    """``metric`` of one logged run (columns step, pass@1 and ``metric``) where its pass@1 first reaches ``target``:
+    linear interpolation between the two logged steps around the first crossing (at step 0 if it starts there),
+    NaN where it never does. Reading each method there compares them at matched pass@1 (the entropy-vs-pass@1 or
+    pass@k-vs-pass@1 frontier), which takes learning speed out of the comparison."""
+    run = run.sort_values("step")
+    p, m = run["pass@1"].to_numpy(dtype=float), run[metric].to_numpy(dtype=float)
+    if not np.isfinite(target):
+        raise ValueError(f"the matched pass@1 target must be a finite number; got {target!r}")
+    hit = np.flatnonzero(p >= target)
+    if hit.size == 0:
+        return float("nan")
+    i = int(hit[0])
+    if i == 0:
+        return float(m[0])
+    w = (target - p[i - 1]) / (p[i] - p[i - 1])  # p[i - 1] < target <= p[i]
+    return float(m[i - 1] + w * (m[i] - m[i - 1]))
+
+
 def split_seeds(seeds: Iterable[int], experiment: str = "this experiment") -> tuple[list[int], list[int]]:
     """(tuning seeds, held-out seeds): the first half of the distinct seeds picks a setting, the second half judges
     it, so a verdict is not decided by the same noise that chose the setting."""

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -27,13 +28,17 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     out = capsys.readouterr().out
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
     theory = [v for v in verdicts if "theory vs simulation" in v]
-    # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry);
+    # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry),
+    # and each entropy and diversity claim once more at matched pass@1 (3 tasks x 2);
     # then the theory check: 2 regimes x (sgd, adam_shared) x 4 predicted effects
-    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 6) and len(theory) == 2 * 2 * 4
+    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 6 + 3 * 2) and len(theory) == 2 * 2 * 4
+    matched = [v for v in verdicts if ", matched pass@1 0." in v.split("]")[0]]
+    assert len(matched) == 2 * 3 * 2 and all("where each first reaches pass@1" in v or "not measurable" in v
+                                             for v in matched)
     assert all(("NOT CONFIRMED" in v) or (": CONFIRMED" in v) for v in verdicts)
     # every verdict names its regime, optimizer and family
     assert all(v.startswith("[llm regime, ") or v.startswith("[toy regime, ") for v in verdicts)
-    assert sum(v.startswith("[llm regime, ") for v in verdicts) == 2 * 3 + 2 * 4
+    assert sum(v.startswith("[llm regime, ") for v in verdicts) == 2 * (3 + 2) + 2 * 4
     assert all(("adam_shared" in v) or (", sgd" in v) for v in verdicts)
     assert all("sign_scaled" in v for v in verdicts)
     assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 8
@@ -70,7 +75,8 @@ def test_sign_axis_in_the_math_regime_sweeps_its_sharpen_task_and_checks_theory_
     sweep = [v for v in verdicts if "theory vs simulation" not in v]
     # the sweep runs the regime's task (sharpen: entropy, diversity, logit norm, two phases); the theory check
     # runs its bandit control (sgd and adam, 4 effects each), whose per-prompt step uses the preset's 256 prompts
-    assert len(sweep) == 2 * 3 and all(v.startswith("[math regime, sharpen, adam, sign_scaled, ") for v in sweep)
+    # (and entropy and diversity once more at matched pass@1)
+    assert len(sweep) == 2 * (3 + 2) and all(v.startswith("[math regime, sharpen, adam, sign_scaled, ") for v in sweep)
     assert len(theory) == 2 * 4 and all(v.startswith("[math regime, bandit, ") for v in theory)
     passk = pd.read_csv(tmp_path / "fig" / "sign_axis_passk_quick.csv")
     assert set(passk.run) == {"math regime, sharpen, adam"}
@@ -89,7 +95,7 @@ def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
     assert (tmp_path / "fig" / "sign_axis_verdicts_quick.md").exists()
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line]
     sweep = [v for v in verdicts if "theory vs simulation" not in v]
-    assert len(sweep) == 2 * 2 * 3 and all(v.startswith("[toy regime, bandit, ") for v in sweep)
+    assert len(sweep) == 2 * 2 * (3 + 2) and all(v.startswith("[toy regime, bandit, ") for v in sweep)
     assert {v.split(", ")[2] for v in sweep} == {"adam", "adam_shared"}
     assert all("sign_balanced" in v for v in verdicts)
     capsys.readouterr()
@@ -379,8 +385,8 @@ def test_ladder_sharpen_rung_in_the_math_regime_says_c3_is_not_measurable(tmp_pa
     assert ladder.main(args) == 0
     out = capsys.readouterr().out
     claims = [line for line in out.splitlines() if line.startswith("[math regime, sharpen rung, adam] C")]
-    assert [line.split(" ")[5] for line in claims] == ["C1", "C2", "C3", "C4"]
-    assert "n/a (not measurable)" in claims[2] and "one prompt a step" in claims[2]
+    assert [line.split(" ")[5] for line in claims] == ["C1", "C1p", "C2", "C3", "C4"]
+    assert "n/a (not measurable)" in claims[3] and "one prompt a step" in claims[3]
     assert "(from bandit, math" in claims[0]  # predicted by the same regime's rung below
     assert any(line.startswith("[math regime, bandit rung, adam] C3") and "n/a" not in line
                for line in out.splitlines())
@@ -426,11 +432,14 @@ def test_ladder_prints_a_verdict_per_claim_with_table_and_figure(tmp_path, capsy
     assert ladder.main(args) == 0
     out = capsys.readouterr().out
     claims = [line for line in out.splitlines() if line.startswith("[toy regime, bandit rung, adam_shared] C")]
-    assert len(claims) == 4 and all("sign predicted by the rung below: (first rung)" in line for line in claims)
+    # C1 at the matched step and at matched pass@1 (C1p), C2, C3, C4
+    assert [line.split(" ")[5] for line in claims] == ["C1", "C1p", "C2", "C3", "C4"]
+    assert all("sign predicted by the rung below: (first rung)" in line for line in claims)
     assert all(("CONFIRMED" in line) and ("effect " in line) for line in claims)
+    assert "entropy where each first reaches pass@1 0." in claims[1] or "not measurable (pass@1" in claims[1]
     table = (tmp_path / "fig" / "ladder_quick.md").read_text()
     rows = [line for line in table.splitlines() if line.startswith("| C")]
-    assert len(rows) == 4 and all("| bandit | toy | adam_shared |" in row for row in rows)  # every verdict's optimizer
+    assert len(rows) == 5 and all("| bandit | toy | adam_shared |" in row for row in rows)  # every verdict's optimizer
     assert (tmp_path / "fig" / "ladder_quick.png").stat().st_size > 10_000
     capsys.readouterr()
     _refused(ladder.main, ["--rungs", "bandit,gpt5", "--out", str(tmp_path / "x")], "rungs must be a non-empty subset",
@@ -534,3 +543,37 @@ def test_each_regime_runs_its_own_task_list():
         ["bandit", "linear_softmax"], ["bandit"], ["sharpen"]]
     assert [regime_task_names(Phase(), r) for r in ("toy", "llm", "math")] == [
         ["bandit", "linear_softmax"], ["bandit", "linear_softmax"], ["sharpen", "bandit"]]
+
+
+def test_at_pass1_reads_a_metric_where_pass1_first_reaches_the_target():
+    from fadesim.experiment import at_pass1
+
+    run = pd.DataFrame({"step": [20, 0, 10, 30], "pass@1": [0.6, 0.5, 0.75, 0.9], "entropy": [1.0, 2.0, 1.5, 0.5]})
+    # sorted by step: pass@1 0.5, 0.75, 0.6, 0.9; the first crossing of 0.7 is between steps 0 and 10
+    assert at_pass1(run, 0.7, "entropy") == pytest.approx(2.0 + (0.2 / 0.25) * (1.5 - 2.0))
+    assert at_pass1(run, 0.5, "entropy") == 2.0  # reached at the start
+    assert at_pass1(run, 0.8, "entropy") == pytest.approx(1.0 + (0.2 / 0.3) * (0.5 - 1.0))  # after the dip
+    assert np.isnan(at_pass1(run, 0.95, "entropy"))  # never reached
+    with pytest.raises(ValueError, match="must be a finite number"):
+        at_pass1(run, float("nan"), "entropy")
+
+
+def test_matched_pass1_takes_learning_speed_out_of_the_sign_axis_comparison():
+    """Both balances trace the same entropy-vs-pass@1 frontier (entropy = 2 - 2 pass@1), b = +1 twice as slowly:
+    at the matched step b = +1 keeps more entropy (the claim's effect is negative), at matched pass@1 it is 0."""
+    import sign_axis
+
+    rows = []
+    for seed in range(4):
+        for b, speed in ((0.0, 0.02), (1.0, 0.01)):
+            for step in range(0, 101, 10):
+                p1 = 0.4 + speed * step * (1 + 0.01 * seed)
+                rows.append({"seed": seed, "balance": b, "step": step, "pass@1": p1, "entropy": 2 - 2 * p1})
+    run = pd.DataFrame(rows)
+    part = run[run.step == 20].set_index(["seed", "balance"])
+    at_step = part.entropy.xs(0.0, level=1) - part.entropy.xs(1.0, level=1)
+    assert (at_step < -0.3).all()
+    rec = sign_axis.matched_pass1_record(run, part, "early", 20, "positive mass collapses entropy", "entropy")
+    assert rec["target"] == pytest.approx(part["pass@1"].xs(1.0, level=1).mean())  # the slower balance's mean
+    assert rec["effect"] == pytest.approx(0.0, abs=1e-12) and rec["ok"] is False
+    assert "over 4/4 seeds" in rec["detail"] and rec["phase"] == "early, matched pass@1"
