@@ -380,16 +380,16 @@ def test_fade_vs_static_math_regime_cell_runs_sharpen_on_its_calibrated_set(tmp_
 def test_ladder_sharpen_rung_in_the_math_regime_says_c3_is_not_measurable(tmp_path, capsys):
     import ladder
 
-    args = ["--regime", "math", "--rungs", "bandit,sharpen", "--optimizer", "adam", "--steps", "40", "--log-every", "10",
+    # the sharpen rung alone (each method is its own compiled program); the bandit rung's C3 is measured in
+    # test_ladder_prints_a_verdict_per_claim_with_table_and_figure
+    args = ["--regime", "math", "--rungs", "sharpen", "--optimizer", "adam", "--steps", "8", "--log-every", "2",
             "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig"), "--no-figures"]
     assert ladder.main(args) == 0
     out = capsys.readouterr().out
     claims = [line for line in out.splitlines() if line.startswith("[math regime, sharpen rung, adam] C")]
     assert [line.split(" ")[5] for line in claims] == ["C1", "C1p", "C2", "C3", "C4"]
     assert "n/a (not measurable)" in claims[3] and "one prompt a step" in claims[3]
-    assert "(from bandit, math" in claims[0]  # predicted by the same regime's rung below
-    assert any(line.startswith("[math regime, bandit rung, adam] C3") and "n/a" not in line
-               for line in out.splitlines())
+    assert all("n/a" not in line.split("sign predicted")[0] for i, line in enumerate(claims) if i != 3)
 
 
 def test_tuning_and_evaluation_use_disjoint_seeds_and_fade_gets_the_largest_static_grid():
