@@ -387,7 +387,7 @@ def matched_c1(part: pd.DataFrame, half: int) -> dict:
              if np.isfinite(read["grpo"][sd]) and np.isfinite(read["positive-heavy"].get(sd, np.nan))]
     if len(pairs) < 2:
         return {"claim": "C1p", "effect": np.nan, "ci": np.nan, "ok": None,
-                "note": f"not measurable (pass@1 {target:.3f} reached by both in {len(pairs)} seeds)"}
+                "note": f"not measurable (pass@1 {target:.3f} reached during training by both in {len(pairs)} seeds)"}
     e, h = ci95(pairs)
     return {"claim": "C1p", "effect": e, "ci": h, "ok": e + h < 0,
             "note": f"entropy where each first reaches pass@1 {target:.3f} (the lower mean at step {half}), "

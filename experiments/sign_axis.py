@@ -194,7 +194,8 @@ def matched_pass1_record(run: pd.DataFrame, part: pd.DataFrame, phase: str, at: 
     base = {"phase": f"{phase}, matched pass@1", "step": at, "claim": claim, "metric": metric, "target": target}
     if len(pairs) < 2:
         return {**base, "effect": np.nan, "ci95": np.nan, "ok": False,
-                "detail": f"pass@1 {target:.3f} reached by both balances in {len(pairs)}/{n} seeds: not measurable"}
+                "detail": f"pass@1 {target:.3f} reached during training by both balances in {len(pairs)}/{n} seeds: "
+                                                      f"not measurable"}
     m, h = ci95(pairs)
     return {**base, "effect": m, "ci95": h, "ok": bool(m - h > 0),
             "detail": f"b=0 minus b=+1 {metric} where each first reaches pass@1 {target:.3f} (the lower of their "

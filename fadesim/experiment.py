@@ -345,8 +345,9 @@ def ci95(values: Iterable[float]) -> tuple[float, float]:
 
 def at_pass1(run: pd.DataFrame, target: float, metric: str) -> float:
     """``metric`` of one logged run (columns step, pass@1 and ``metric``) where its pass@1 first reaches ``target``:
-    linear interpolation between the two logged steps around the first crossing (at step 0 if it starts there),
-    NaN where it never does. Reading each method there compares them at matched pass@1 (the entropy-vs-pass@1 or
+    linear interpolation between the two logged steps around the first crossing; NaN where it never does, and NaN
+    where the run starts at or above it (a reading at the start says nothing about what training did, and would
+    make two methods equal there by construction). Reading each method there compares them at matched pass@1 (the entropy-vs-pass@1 or
     pass@k-vs-pass@1 frontier), which takes learning speed out of the comparison."""
     run = run.sort_values("step")
     p, m = run["pass@1"].to_numpy(dtype=float), run[metric].to_numpy(dtype=float)
@@ -357,7 +358,7 @@ def at_pass1(run: pd.DataFrame, target: float, metric: str) -> float:
         return float("nan")
     i = int(hit[0])
     if i == 0:
-        return float(m[0])
+        return float("nan")
     w = (target - p[i - 1]) / (p[i] - p[i - 1])  # p[i - 1] < target <= p[i]
     return float(m[i - 1] + w * (m[i] - m[i - 1]))
 
