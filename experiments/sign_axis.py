@@ -225,8 +225,9 @@ def verdict_tables(df: pd.DataFrame) -> str:
             for c in columns:
                 hit = row[row.column == c]
                 cells.append("n/a" if hit.empty else
-                             f"{'CONFIRMED' if hit.ok.item() else 'not confirmed'} ({hit.effect.item():+.3g} ± "
-                             f"{hit.ci95.item():.2g})")
+                             "not measurable (pass@1 not reached by both in 2+ seeds)" if np.isnan(hit.effect.item())
+                             else f"{'CONFIRMED' if hit.ok.item() else 'not confirmed'} ({hit.effect.item():+.3g} ± "
+                                  f"{hit.ci95.item():.2g})")
             text.append(f"| {task} | {fam} | {metric} | {phase} | " + " | ".join(cells) + " |")
         text.append("")
     return "\n".join(text)
