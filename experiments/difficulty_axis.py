@@ -35,7 +35,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, split_seeds,
+                                executor_from_args, parse_settings, regime_task, regime_task_names, run_units, split_seeds,
                                 verdict)
 from fadesim.tasks.protocol import evaluated
 from fadesim.plots import mean_ci, save_figure, tradeoff_figure

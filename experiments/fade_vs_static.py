@@ -37,7 +37,7 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
-                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, seed_ranges,
+                                executor_from_args, parse_settings, regime_task, regime_task_names, run_units, seed_ranges,
                                 verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
 from fadesim.results import ResultStore

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, regime_task, regime_task_names, parse_settings, run_units, split_seeds,
+                                executor_from_args, parse_settings, regime_task, regime_task_names, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import tradeoff_figure
 from fadesim.results import ResultStore

@@ -36,7 +36,8 @@ import pandas as pd
 
 import fadesim
 from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
-                                executor_from_args, regime_n_prompts, regime_task, regime_task_names, parse_settings, run_units, verdict)
+                                executor_from_args, parse_settings, regime_n_prompts, regime_task,
+                                regime_task_names, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
@@ -82,8 +83,8 @@ class Settings(LLMRegimeSettings):  # + llm_n_prompts, llm_n_answers, llm_n_corr
 
 QUICK = Settings()
 FULL = Settings(n_balances=11, seeds=8, optimizers=("adam_shared", "adam"), families=FAMILIES,
-                llm_tasks=("bandit", "linear_softmax"), math_tasks=("sharpen", "linear_softmax"), n_prompts=512, llm_n_prompts=128, steps=1000, log_every=50,
-                theory_seeds=256)
+                llm_tasks=("bandit", "linear_softmax"), math_tasks=("sharpen", "linear_softmax"), n_prompts=512,
+                llm_n_prompts=128, steps=1000, log_every=50, theory_seeds=256)
 
 #: the quantities whose drift the theory predicts: (theory.drift name, simulator metric, axis label)
 THEORY_PANELS = [("entropy", "entropy", "entropy drift / step"),
@@ -194,8 +195,8 @@ def matched_pass1_record(run: pd.DataFrame, part: pd.DataFrame, phase: str, at: 
     base = {"phase": f"{phase}, matched pass@1", "step": at, "claim": claim, "metric": metric, "target": target}
     if len(pairs) < 2:
         return {**base, "effect": np.nan, "ci95": np.nan, "ok": False,
-                "detail": f"pass@1 {target:.3f} reached during training by both balances in {len(pairs)}/{n} seeds: "
-                                                      f"not measurable"}
+                "detail": f"pass@1 {target:.3f} reached during training by both balances in {len(pairs)}/{n} "
+                          f"seeds: not measurable"}
     m, h = ci95(pairs)
     return {**base, "effect": m, "ci95": h, "ok": bool(m - h > 0),
             "detail": f"b=0 minus b=+1 {metric} where each first reaches pass@1 {target:.3f} (the lower of their "
@@ -207,7 +208,8 @@ def verdicts(df: pd.DataFrame) -> list[str]:
     0.776"), which it says."""
     return [f"[{r['regime']} regime, {r['task']}, {r['optimizer']}, {r['family']}, "
             + (f"{r['phase']} {r['target']:.3f}" if "matched" in r["phase"] else f"{r['phase']} step {r['step']}")
-            + f"] {r['claim']} ({r['metric']}): {verdict(r['ok'])} ({r['detail']})" for r in verdict_records(df)]
+            + f"] {r['claim']} ({r['metric']}): "
+            + ("n/a" if np.isnan(r["effect"]) else verdict(r["ok"])) + f" ({r['detail']})" for r in verdict_records(df)]
 
 
 def verdict_tables(df: pd.DataFrame) -> str:
