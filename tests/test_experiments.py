@@ -23,35 +23,47 @@ TINY = ["--n-balances", "5", "--seeds", "3", "--n-prompts", "16", "--n-answers",
 def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     import sign_axis
 
-    assert sign_axis.main(TINY + ["--regime", "llm,toy", "--optimizer", "adam_shared", "--out", str(tmp_path / "res"),
-                                  "--figures", str(tmp_path / "fig")]) == 0
+    # every regime: math (its preset's sharpen task, whatever the sizes flags say), llm and toy at TINY sizes
+    assert sign_axis.main(TINY + ["--regime", "math,llm,toy", "--optimizer", "adam_shared", "--out",
+                                  str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
     # a verdict line: CONFIRMED, NOT CONFIRMED, or n/a where a matched-pass@1 reading is not measurable
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
     theory = [v for v in verdicts if "theory vs simulation" in v]
-    # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry),
-    # and each entropy and diversity claim once more at matched pass@1 (3 tasks x 2);
-    # then the theory check: 2 regimes x (sgd, adam_shared) x 4 predicted effects
-    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 6 + 3 * 2) and len(theory) == 2 * 2 * 4
+    # per phase (2): math sharpen (entropy, diversity, logit norm) + llm bandit (3) + toy bandit (3) + toy linear
+    # (2 + 4 geometry), and each entropy and diversity claim once more at matched pass@1 (4 tasks x 2);
+    # then the theory check: 3 regimes (the math regime's on its bandit control) x (sgd, adam_shared) x 4 effects
+    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 3 + 6 + 4 * 2) and len(theory) == 3 * 2 * 4
     matched = [v for v in verdicts if ", matched pass@1 0." in v.split("]")[0]]
-    assert len(matched) == 2 * 3 * 2 and all("where each first reaches pass@1" in v or "not measurable" in v
+    assert len(matched) == 2 * 4 * 2 and all("where each first reaches pass@1" in v or "not measurable" in v
                                              for v in matched)
     assert all(("NOT CONFIRMED" in v) or (": CONFIRMED" in v) or ("): n/a (" in v and "not measurable" in v)
                for v in verdicts)
     # every verdict names its regime, optimizer and family
-    assert all(v.startswith("[llm regime, ") or v.startswith("[toy regime, ") for v in verdicts)
+    assert all(v.startswith(("[math regime, ", "[llm regime, ", "[toy regime, ")) for v in verdicts)
     assert sum(v.startswith("[llm regime, ") for v in verdicts) == 2 * (3 + 2) + 2 * 4
+    sweep = [v for v in verdicts if v.startswith("[math regime, ") and "theory vs simulation" not in v]
+    assert len(sweep) == 2 * (3 + 2) and all(v.startswith("[math regime, sharpen, adam_shared, ") for v in sweep)
+    assert sum(v.startswith("[math regime, bandit, ") for v in theory) == 2 * 4
     assert all(("adam_shared" in v) or (", sgd" in v) for v in verdicts)
     assert all("sign_scaled" in v for v in verdicts)
-    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 8
+    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 3 * 4
     assert "E[M+]" in out and "ESS/group" in out and "Predicted one-step drift" in out
-    for name in ("sign_axis_tradeoff_llm_quick", "sign_axis_tradeoff_toy_quick", "sign_axis_geometry_quick",
-                 "sign_axis_entropy_quick", "sign_axis_passk_quick", "sign_axis_theory_quick"):
+    assert "math regime's difficulty" in out
+    for name in ("sign_axis_tradeoff_math_quick", "sign_axis_tradeoff_llm_quick", "sign_axis_tradeoff_toy_quick",
+                 "sign_axis_geometry_quick", "sign_axis_entropy_quick", "sign_axis_passk_quick",
+                 "sign_axis_theory_quick"):
         png = tmp_path / "fig" / f"{name}.png"
         assert png.stat().st_size > 10_000
         assert (tmp_path / "fig" / f"{name}.csv").exists()
+    # the pass@k figure follows each regime's first task (sharpen in math), with its base curve
+    passk = pd.read_csv(tmp_path / "fig" / "sign_axis_passk_quick.csv")
+    assert set(passk.run) == {"math regime, sharpen, adam_shared", "llm regime, bandit, adam_shared",
+                              "toy regime, bandit, adam_shared"}
+    base = passk[passk.balance == "base"]
+    assert len(base) == 3 * 11 and base.groupby("run").value.is_monotonic_increasing.all()
     tables = (tmp_path / "fig" / "sign_axis_verdicts_quick.md").read_text()
-    assert "| task | family | metric | phase | llm / adam_shared | toy / adam_shared |" in tables
+    assert "| task | family | metric | phase | math / adam_shared | llm / adam_shared | toy / adam_shared |" in tables
     assert tables.count("**") == 2 * 3  # one table per claim
 
 
@@ -62,27 +74,6 @@ def _refused(main, argv, message, capsys):
         main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert exit_.value.code == 2 and len(err) == 1 and message in err[0], (exit_.value.code, err)
-
-
-@pytest.mark.heavy
-def test_sign_axis_in_the_math_regime_sweeps_its_sharpen_task_and_checks_theory_on_its_bandit(tmp_path, capsys):
-    import sign_axis
-
-    args = ["--regime", "math", "--optimizer", "adam", "--n-balances", "3", "--seeds", "2", "--steps", "40",
-            "--log-every", "10", "--theory-seeds", "8", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]
-    assert sign_axis.main(args) == 0
-    out = capsys.readouterr().out
-    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
-    theory = [v for v in verdicts if "theory vs simulation" in v]
-    sweep = [v for v in verdicts if "theory vs simulation" not in v]
-    # the sweep runs the regime's task (sharpen: entropy, diversity, logit norm, two phases); the theory check
-    # runs its bandit control (sgd and adam, 4 effects each), whose per-prompt step uses the preset's 256 prompts
-    # (and entropy and diversity once more at matched pass@1)
-    assert len(sweep) == 2 * (3 + 2) and all(v.startswith("[math regime, sharpen, adam, sign_scaled, ") for v in sweep)
-    assert len(theory) == 2 * 4 and all(v.startswith("[math regime, bandit, ") for v in theory)
-    passk = pd.read_csv(tmp_path / "fig" / "sign_axis_passk_quick.csv")
-    assert set(passk.run) == {"math regime, sharpen, adam"}
-    assert (tmp_path / "fig" / "sign_axis_tradeoff_math_quick.png").stat().st_size > 10_000
 
 
 def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
@@ -252,7 +243,7 @@ def test_difficulty_axis_prints_verdicts_and_figures(tmp_path, capsys):
     assert (tmp_path / "fig" / "difficulty_axis_theory_quick.csv").exists()
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the fast part: test_difficulty_axis_math_regime_batches_and_prompt_set
 def test_difficulty_axis_in_the_math_regime_checks_mass_on_its_full_batch_control(tmp_path, capsys):
     import difficulty_axis
 
@@ -274,7 +265,7 @@ def test_difficulty_axis_in_the_math_regime_checks_mass_on_its_full_batch_contro
     assert set(theory.difficulty) == {"calibrated-math"}
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the fast part: tests/test_sharpen.py's restarted-task tests (numpy = jax)
 def test_phase_shift_in_the_math_regime_restarts_sharpen_from_its_grpo_checkpoint(tmp_path, capsys):
     import phase_shift
 
@@ -370,6 +361,7 @@ def test_fade_vs_static_llm_regime_cell(tmp_path, capsys):
     assert len(lines) == 2 and all(line.startswith("[llm regime, bandit, adam, calibrated] ") for line in lines)
 
 
+@pytest.mark.slow  # the fast part: test_fade_vs_static_math_regime_units
 def test_fade_vs_static_math_regime_cell_runs_sharpen_on_its_calibrated_set(tmp_path, capsys):
     import fade_vs_static
 
@@ -383,7 +375,7 @@ def test_fade_vs_static_math_regime_cell_runs_sharpen_on_its_calibrated_set(tmp_
     assert "at matched pass@1: " in lines[1]  # measured, or not measurable with its reason (10 steps)
 
 
-@pytest.mark.heavy
+@pytest.mark.slow  # the fast part: test_ladder_c3_is_not_measurable_at_one_prompt_a_step
 def test_ladder_sharpen_rung_in_the_math_regime_says_c3_is_not_measurable(tmp_path, capsys):
     import ladder
 
@@ -584,3 +576,54 @@ def test_matched_pass1_takes_learning_speed_out_of_the_sign_axis_comparison():
     assert rec["target"] == pytest.approx(part["pass@1"].xs(1.0, level=1).mean())  # the slower balance's mean
     assert rec["effect"] == pytest.approx(0.0, abs=1e-12) and rec["ok"] is False
     assert "over 4/4 seeds" in rec["detail"] and rec["phase"] == "early, matched pass@1"
+
+
+def test_difficulty_axis_math_regime_batches_and_prompt_set():
+    """Fast: each task's groups a step (the ESS is out of them), the math regime's calibrated set, and the mass
+    verdict on a one-group-a-step task, which says it is not measurable instead of judging a constant."""
+    import difficulty_axis as da
+    from fadesim.tasks import regime_kwargs
+
+    s = da.Settings(n_prompts=24, n_answers=8, llm_n_prompts=8, llm_n_answers=64, llm_n_correct=4)
+    assert da.groups_per_step(s, "math", "sharpen", da.MATH_SET) == 1  # one prompt a step
+    assert da.groups_per_step(s, "math", "bandit", da.MATH_SET) == 256
+    assert da.groups_per_step(s, "toy", "bandit", "hard") == 24 and da.groups_per_step(s, "llm", "bandit", da.LLM_SET) == 8
+    assert da.prompt_sets("math") == (da.MATH_SET,) and da.difficulty_of(da.MATH_SET) == regime_kwargs("math", "bandit")[
+        "difficulty"]
+    rows = [{"regime": "math", "optimizer": "adam", "task": "sharpen", "difficulty": da.MATH_SET, "phase": phase,
+             "seed": seed, "gamma": g, "step": step, "hardness": 0.5, "ess": 0.6, "pass@1_hard": 0.1 + 0.01 * g * step}
+            for seed in range(4) for g in (0.0, 2.0)
+            for phase, steps in (("first", (0, 1)), ("train", (0, 20))) for step in steps]
+    theory = pd.DataFrame({"difficulty": da.MATH_SET, "gamma": [0.0, 2.0], "hardness": 0.5, "ess_fraction": 0.6})
+    lines = da.verdicts(pd.DataFrame(rows), theory, dataclasses.replace(s, gammas="0,2"))
+    assert len(lines) == 2 and "not measurable here (one group a step" in lines[0]
+    assert lines[1].startswith("[math regime, sharpen, adam, calibrated-math] hard focus speeds up learning")
+
+
+def test_fade_vs_static_math_regime_units():
+    """Fast: the math regime's units run its sharpen task on its calibrated set, and that task is the preset's."""
+    import fade_vs_static as fvs
+    from fadesim.tasks import make_task
+
+    s = fvs.Settings(regimes=("math",), baselines="grpo")
+    units = fvs._runs(s)
+    assert {(u["regime"], u["task"], u["difficulty"]) for u in units} == {("math", "sharpen", fvs.MATH_SET)}
+    assert {u["advantage"] for u in units} == {"grpo", "fade"}
+    task = fvs._task("sharpen", fvs.MATH_SET, s, "math")
+    np.testing.assert_array_equal(task.logits0, make_task("sharpen", regime="math").logits0)
+
+
+def test_ladder_c3_is_not_measurable_at_one_prompt_a_step():
+    """Fast: on synthetic rungs in the math regime, the sharpen rung's C3 is n/a (one prompt a step: no ESS cost
+    within a batch of one group) while its bandit control's is judged; C1p is reported on both."""
+    import ladder
+
+    base = {"grpo": 1.0, "positive-heavy": 0.5, "negative-heavy": 1.5, "focal": 1.2, "fade": 0.8}
+    df = pd.concat([_synthetic_rung("bandit", base), _synthetic_rung("sharpen", base)],
+                   ignore_index=True).assign(regime="math")
+    s = ladder.Settings(rungs=("bandit", "sharpen"), regimes=("math",), optimizer="adam", steps=8, log_every=2)
+    assert ladder.one_group_a_step(s, "sharpen", "math") and not ladder.one_group_a_step(s, "bandit", "math")
+    effects = {(e["rung"], e["claim"]): e for e in ladder.claim_effects(df, s)}
+    assert effects[("sharpen", "C3")]["ok"] is None and "one prompt a step" in effects[("sharpen", "C3")]["note"]
+    assert effects[("bandit", "C3")]["ok"] is not None
+    assert {("bandit", "C1p"), ("sharpen", "C1p")} <= set(effects)
