@@ -23,48 +23,62 @@ TINY = ["--n-balances", "5", "--seeds", "3", "--n-prompts", "16", "--n-answers",
 def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     import sign_axis
 
-    # every regime: math (its preset's sharpen task, whatever the sizes flags say), llm and toy at TINY sizes
-    assert sign_axis.main(TINY + ["--regime", "math,llm,toy", "--optimizer", "adam_shared", "--out",
-                                  str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
+    # toy's task list in the other order: the pass@k and entropy figures follow each regime's first task
+    assert sign_axis.main(TINY + ["--regime", "llm,toy", "--optimizer", "adam_shared", "--tasks", "linear_softmax,bandit",
+                                  "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
     # a verdict line: CONFIRMED, NOT CONFIRMED, or n/a where a matched-pass@1 reading is not measurable
     verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
     theory = [v for v in verdicts if "theory vs simulation" in v]
-    # per phase (2): math sharpen (entropy, diversity, logit norm) + llm bandit (3) + toy bandit (3) + toy linear
-    # (2 + 4 geometry), and each entropy and diversity claim once more at matched pass@1 (4 tasks x 2);
-    # then the theory check: 3 regimes (the math regime's on its bandit control) x (sgd, adam_shared) x 4 effects
-    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 3 + 6 + 4 * 2) and len(theory) == 3 * 2 * 4
+    # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry),
+    # and each entropy and diversity claim once more at matched pass@1 (3 tasks x 2);
+    # then the theory check: 2 regimes x (sgd, adam_shared) x 4 predicted effects
+    assert len(verdicts) - len(theory) == 2 * (3 + 3 + 6 + 3 * 2) and len(theory) == 2 * 2 * 4
     matched = [v for v in verdicts if ", matched pass@1 0." in v.split("]")[0]]
-    assert len(matched) == 2 * 4 * 2 and all("where each first reaches pass@1" in v or "not measurable" in v
+    assert len(matched) == 2 * 3 * 2 and all("where each first reaches pass@1" in v or "not measurable" in v
                                              for v in matched)
     assert all(("NOT CONFIRMED" in v) or (": CONFIRMED" in v) or ("): n/a (" in v and "not measurable" in v)
                for v in verdicts)
     # every verdict names its regime, optimizer and family
-    assert all(v.startswith(("[math regime, ", "[llm regime, ", "[toy regime, ")) for v in verdicts)
+    assert all(v.startswith("[llm regime, ") or v.startswith("[toy regime, ") for v in verdicts)
     assert sum(v.startswith("[llm regime, ") for v in verdicts) == 2 * (3 + 2) + 2 * 4
-    sweep = [v for v in verdicts if v.startswith("[math regime, ") and "theory vs simulation" not in v]
-    assert len(sweep) == 2 * (3 + 2) and all(v.startswith("[math regime, sharpen, adam_shared, ") for v in sweep)
-    assert sum(v.startswith("[math regime, bandit, ") for v in theory) == 2 * 4
     assert all(("adam_shared" in v) or (", sgd" in v) for v in verdicts)
     assert all("sign_scaled" in v for v in verdicts)
-    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 3 * 4
+    assert sum("sgd (per-prompt step" in v and "predicted within the 95% CI" in v for v in theory) == 8
     assert "E[M+]" in out and "ESS/group" in out and "Predicted one-step drift" in out
-    assert "math regime's difficulty" in out
-    for name in ("sign_axis_tradeoff_math_quick", "sign_axis_tradeoff_llm_quick", "sign_axis_tradeoff_toy_quick",
-                 "sign_axis_geometry_quick", "sign_axis_entropy_quick", "sign_axis_passk_quick",
-                 "sign_axis_theory_quick"):
+    for name in ("sign_axis_tradeoff_llm_quick", "sign_axis_tradeoff_toy_quick", "sign_axis_geometry_quick",
+                 "sign_axis_entropy_quick", "sign_axis_passk_quick", "sign_axis_theory_quick"):
         png = tmp_path / "fig" / f"{name}.png"
         assert png.stat().st_size > 10_000
         assert (tmp_path / "fig" / f"{name}.csv").exists()
-    # the pass@k figure follows each regime's first task (sharpen in math), with its base curve
+    # the pass@k figure: each regime's first task, with its base curve (step 0, rising in k)
     passk = pd.read_csv(tmp_path / "fig" / "sign_axis_passk_quick.csv")
-    assert set(passk.run) == {"math regime, sharpen, adam_shared", "llm regime, bandit, adam_shared",
-                              "toy regime, bandit, adam_shared"}
+    assert set(passk.run) == {"llm regime, bandit, adam_shared", "toy regime, linear_softmax, adam_shared"}
     base = passk[passk.balance == "base"]
-    assert len(base) == 3 * 11 and base.groupby("run").value.is_monotonic_increasing.all()
+    assert len(base) == 2 * 11 and base.groupby("run").value.is_monotonic_increasing.all()
     tables = (tmp_path / "fig" / "sign_axis_verdicts_quick.md").read_text()
-    assert "| task | family | metric | phase | math / adam_shared | llm / adam_shared | toy / adam_shared |" in tables
+    assert "| task | family | metric | phase | llm / adam_shared | toy / adam_shared |" in tables
     assert tables.count("**") == 2 * 3  # one table per claim
+
+
+@pytest.mark.slow  # the fast part: test_sign_axis_math_regime_wiring; CI's main-job command runs it in full
+def test_sign_axis_in_the_math_regime_sweeps_its_sharpen_task_and_checks_theory_on_its_bandit(tmp_path, capsys):
+    import sign_axis
+
+    args = ["--regime", "math", "--optimizer", "adam", "--n-balances", "3", "--seeds", "2", "--steps", "40",
+            "--log-every", "10", "--theory-seeds", "8", "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig"),
+            "--no-figures"]
+    assert sign_axis.main(args) == 0
+    out = capsys.readouterr().out
+    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
+    theory = [v for v in verdicts if "theory vs simulation" in v]
+    sweep = [v for v in verdicts if "theory vs simulation" not in v]
+    # the sweep runs the regime's task (sharpen: entropy, diversity, logit norm, two phases, and entropy and
+    # diversity once more at matched pass@1); the theory check runs its bandit control (sgd and adam, 4 effects
+    # each), whose per-prompt step uses the preset's 256 prompts
+    assert len(sweep) == 2 * (3 + 2) and all(v.startswith("[math regime, sharpen, adam, sign_scaled, ") for v in sweep)
+    assert len(theory) == 2 * 4 and all(v.startswith("[math regime, bandit, ") for v in theory)
+    assert "math regime's difficulty" in out
 
 
 @pytest.mark.heavy
@@ -627,3 +641,22 @@ def test_ladder_c3_is_not_measurable_at_one_prompt_a_step():
     assert effects[("sharpen", "C3")]["ok"] is None and "one prompt a step" in effects[("sharpen", "C3")]["note"]
     assert effects[("bandit", "C3")]["ok"] is not None
     assert {("bandit", "C1p"), ("sharpen", "C1p")} <= set(effects)
+
+
+def test_sign_axis_math_regime_wiring():
+    """Fast: the main job's math regime sweeps its sharpen task, checks the second-order theory on its bandit
+    control at the preset's 256 prompts, and tabulates masses under its calibrated difficulty."""
+    import sign_axis
+    from fadesim.experiment import regime_task_names
+    from fadesim.tasks import make_task
+
+    s = sign_axis.QUICK
+    assert s.regimes[0] == "math" and s.optimizers[0] == "adam"
+    assert regime_task_names(s, "math") == ["sharpen"]
+    assert regime_task_names(sign_axis.FULL, "math") == ["sharpen", "linear_softmax"]
+    sgd = sign_axis.theory_configs(s)["math"]["sgd"]
+    assert sgd.optimizer == "sgd" and sgd.lr == pytest.approx(s.theory_step * 256)
+    bandit = sign_axis.build_task(s, "math", "bandit")
+    np.testing.assert_array_equal(bandit.logits0, make_task("bandit", regime="math").logits0)
+    masses = sign_axis.exact_mass_table(s, "math")
+    assert masses.loc[masses.advantage == "grpo", "balance"].item() == pytest.approx(0.0, abs=1e-12)
