@@ -34,22 +34,21 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_advantage_values, check_axes, ci95,
-                                executor_from_args, parse_settings, regime_task, regime_task_names, run_units, split_seeds,
-                                verdict)
-from fadesim.tasks.protocol import evaluated
+from fadesim.experiment import (CALIBRATED_SETS, LOCAL, Executor, LLMRegimeSettings, check_advantage_values,
+                                check_axes, ci95, executor_from_args, parse_settings, regime_task, regime_task_names,
+                                run_units, split_seeds, verdict)
 from fadesim.plots import mean_ci, save_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, as_distribution, regime_kwargs
+from fadesim.tasks.protocol import groups_per_step as task_groups_per_step
 
 ROOT = Path(__file__).resolve().parents[1]
 
 DIFFICULTIES = ("easy", "mixed", "hard")  # the toy regime's prompt sets; the llm and math regimes have their own
-LLM_SET = "calibrated"  # the llm regime's (Codex-12B on APPS)
-MATH_SET = "calibrated-math"  # the math regime's (Qwen2.5-Math-7B on MATH)
-CALIBRATED = {LLM_SET: "llm", MATH_SET: "math"}  # prompt set -> the regime it is calibrated in
+LLM_SET, MATH_SET = CALIBRATED_SETS["llm"], CALIBRATED_SETS["math"]  # Codex-12B on APPS; Qwen2.5-Math-7B on MATH
+CALIBRATED = {name: regime for regime, name in CALIBRATED_SETS.items()}  # prompt set -> the regime it is calibrated in
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ FULL = Settings(seeds=16, n_prompts=512, llm_n_prompts=128, steps=600, log_every
 
 
 def prompt_sets(regime: str) -> tuple[str, ...]:
-    return {"llm": (LLM_SET,), "math": (MATH_SET,)}.get(regime, DIFFICULTIES)
+    return (CALIBRATED_SETS[regime],) if regime in CALIBRATED_SETS else DIFFICULTIES
 
 
 def difficulty_of(prompt_set: str):
@@ -91,11 +90,9 @@ def difficulty_of(prompt_set: str):
 
 @lru_cache(maxsize=None)
 def groups_per_step(s: Settings, regime: str, task: str, prompt_set: str) -> int:
-    """How many groups one step's batch holds: the task's prompt mini-batch (sharpen's ``prompts_per_step``), else
-    every training prompt (the batch ESS is out of this many)."""
-    built = build_task(s, regime, task, prompt_set)
-    held = evaluated(built)
-    return int(getattr(built, "prompts_per_step", 0) or built.n_prompts - (0 if held is None else int(np.sum(held))))
+    """How many groups one step's batch of this cell's task holds (``fadesim.tasks.protocol.groups_per_step``): the
+    batch ESS is out of this many."""
+    return task_groups_per_step(build_task(s, regime, task, prompt_set))
 
 
 def build_task(s: "Settings", regime: str, task: str, prompt_set: str):

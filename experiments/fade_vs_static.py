@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
+from fadesim.experiment import (CALIBRATED_SETS, LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
                                 executor_from_args, parse_settings, regime_task, regime_task_names, run_units, seed_ranges,
                                 verdict)
 from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
@@ -105,8 +105,7 @@ QUICK = Settings()
 FULL = Settings(regimes=("toy", "llm"), optimizers=("adam_shared", "adam"), tasks="bandit,chain",
                 difficulties="easy,mixed,hard", baselines=",".join(n for n in GRIDS), tune_seeds=4, eval_seeds=8,
                 n_prompts=256, steps=600, log_every=25)
-LLM_SET = "calibrated"  # the llm regime's prompt set (Codex-12B on APPS)
-MATH_SET = "calibrated-math"  # the math regime's (Qwen2.5-Math-7B on MATH)
+LLM_SET, MATH_SET = CALIBRATED_SETS["llm"], CALIBRATED_SETS["math"]  # Codex-12B on APPS; Qwen2.5-Math-7B on MATH
 
 
 def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
@@ -116,7 +115,7 @@ def _task(name: str, difficulty: str, s: Settings, regime: str = "toy"):
 
 
 def _prompt_sets(s: Settings, regime: str) -> list[str]:
-    return {"llm": [LLM_SET], "math": [MATH_SET]}.get(regime) or s.difficulties.split(",")
+    return [CALIBRATED_SETS[regime]] if regime in CALIBRATED_SETS else s.difficulties.split(",")
 
 
 

@@ -8,7 +8,7 @@ part doubled, its negative part dropped); negative-heavy = sign_scaled(b = -1); 
 Claims, each a paired difference over seeds with a 95% CI, at a fixed fraction of training:
 - C1 positive mass collapses entropy: entropy(positive-heavy) - entropy(grpo) < 0, half way;
 - C1p the same at matched pass@1: each of positive-heavy and grpo read where its own pass@1 first reaches the
-  lower of their mean pass@1 half way (``fadesim.experiment.at_pass1``), so learning speed is out of the comparison
+  lower of their mean pass@1 half way (``fadesim.experiment.paired_at_pass1``), so learning speed is out of the comparison
   (simulator rungs; on the bridge rungs pass@1 is a sampled reward, whose first crossing is noise: n/a);
 - C2 negative mass damages geometry: geometry(negative-heavy) - geometry(grpo) > 0 at the end (logit norm on
   the tabular rungs, the norm of the shared weights on linear_softmax, neural and GPT-2);
@@ -56,14 +56,15 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from fadesim.bridge.pretrained import PRETRAINED
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
-                                executor_from_args, regime_task, parse_settings, run_units, split_seeds,
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
+                                executor_from_args, paired_at_pass1, regime_task, parse_settings, run_units, split_seeds,
                                 verdict)
 from fadesim.plots import save_figure
 from fadesim.results import ResultStore, write_atomic, write_text_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task
+from fadesim.tasks.protocol import groups_per_step
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -204,7 +205,7 @@ def build_task(s: Settings, rung: str, regime: str):
 
 def one_group_a_step(s: Settings, rung: str, regime: str) -> bool:
     """Whether the rung's task in ``regime`` trains on one prompt a step (the math regime's sharpen)."""
-    return rung in REGIME_RUNGS and getattr(build_task(s, rung, regime), "prompts_per_step", 0) == 1
+    return rung in REGIME_RUNGS and groups_per_step(build_task(s, rung, regime)) == 1
 
 
 def _sim_unit(s: Settings, spec: dict, task) -> pd.DataFrame:
@@ -381,17 +382,14 @@ def matched_c1(part: pd.DataFrame, half: int) -> dict:
                 "note": "not measurable (pass@1 is a sampled reward here: its first crossing is noise)"}
     p1 = _at(part, half, "pass@1")
     target = float(min(p1["positive-heavy"].mean(), p1["grpo"].mean()))
-    read = {m: {sd: at_pass1(g, target, "entropy") for sd, g in part[part.method == m].groupby("seed")}
-            for m in ("positive-heavy", "grpo")}
-    pairs = [read["positive-heavy"][sd] - read["grpo"][sd] for sd in read["grpo"]
-             if np.isfinite(read["grpo"][sd]) and np.isfinite(read["positive-heavy"].get(sd, np.nan))]
+    pairs, n = paired_at_pass1(part[part.method == "positive-heavy"], part[part.method == "grpo"], target, "entropy")
     if len(pairs) < 2:
         return {"claim": "C1p", "effect": np.nan, "ci": np.nan, "ok": None,
                 "note": f"not measurable (pass@1 {target:.3f} reached during training by both in {len(pairs)} seeds)"}
     e, h = ci95(pairs)
     return {"claim": "C1p", "effect": e, "ci": h, "ok": e + h < 0,
             "note": f"entropy where each first reaches pass@1 {target:.3f} (the lower mean at step {half}), "
-                    f"{len(pairs)}/{len(read['grpo'])} seeds"}
+                    f"{len(pairs)}/{n} seeds"}
 
 
 def _diff(a: pd.Series, b: pd.Series) -> tuple[float, float]:

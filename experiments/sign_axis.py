@@ -35,9 +35,9 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
-                                executor_from_args, parse_settings, regime_n_prompts, regime_task,
-                                regime_task_names, run_units, verdict)
+from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
+                                executor_from_args, paired_at_pass1, parse_settings, regime_n_prompts,
+                                regime_task, regime_task_names, run_units, verdict)
 from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
 from fadesim.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
@@ -184,14 +184,10 @@ def matched_pass1_record(run: pd.DataFrame, part: pd.DataFrame, phase: str, at: 
                          metric: str) -> dict:
     """The same claim at matched pass@1: b = 0 and b = +1 each read where its own pass@1 first reaches the lower
     of the two balances' mean pass@1 at the phase's step (so both reach it on average), paired over the seeds that
-    reach it in both (``fadesim.experiment.at_pass1``). A difference here is the sign axis at equal accuracy, on
-    the entropy-vs-pass@1 frontier, not a difference in learning speed."""
+    reach it in both (``fadesim.experiment.paired_at_pass1``). A difference here is the sign axis at equal
+    accuracy, on the entropy-vs-pass@1 frontier, not a difference in learning speed."""
     target = float(min(part["pass@1"].xs(0.0, level=1).mean(), part["pass@1"].xs(1.0, level=1).mean()))
-    read = {b: {sd: at_pass1(g, target, metric) for sd, g in run[run.balance == b].groupby("seed")}
-            for b in (0.0, 1.0)}
-    pairs = [read[0.0][sd] - read[1.0][sd] for sd in read[0.0]
-             if sd in read[1.0] and np.isfinite(read[0.0][sd]) and np.isfinite(read[1.0][sd])]
-    n = len(read[0.0])
+    pairs, n = paired_at_pass1(run[run.balance == 0.0], run[run.balance == 1.0], target, metric)
     base = {"phase": f"{phase}, matched pass@1", "step": at, "claim": claim, "metric": metric, "target": target}
     if len(pairs) < 2:
         return {**base, "effect": np.nan, "ci95": np.nan, "ok": False,

@@ -112,6 +112,10 @@ def regime_task(settings: Any, name: str, regime: str, *, difficulty: Any = None
     raise ValueError(f"unknown regime {regime!r}; known: {', '.join(REGIMES)}")
 
 
+#: the prompt set a calibrated regime runs on (its own difficulty; the toy regime's sets are named distributions)
+CALIBRATED_SETS = {"llm": "calibrated", "math": "calibrated-math"}
+
+
 def regime_task_names(settings: Any, regime: str) -> list[str]:
     """The tasks a regime experiment runs in ``regime``: its ``math_tasks`` in the math regime, its ``llm_tasks`` in
     the llm regime where it declares them, else its ``tasks`` (each a tuple or a comma-separated string)."""
@@ -361,6 +365,16 @@ def at_pass1(run: pd.DataFrame, target: float, metric: str) -> float:
         return float("nan")
     w = (target - p[i - 1]) / (p[i] - p[i - 1])  # p[i - 1] < target <= p[i]
     return float(m[i - 1] + w * (m[i] - m[i - 1]))
+
+
+def paired_at_pass1(a: pd.DataFrame, b: pd.DataFrame, target: float, metric: str) -> tuple[list[float], int]:
+    """(a minus b of ``metric`` at matched pass@1, one per seed where both runs reach ``target`` during training;
+    how many seeds ``a`` has). ``a`` and ``b``: logged runs with columns seed, step, pass@1 and ``metric``, each
+    seed's run read by ``at_pass1``."""
+    read_a = {seed: at_pass1(run, target, metric) for seed, run in a.groupby("seed")}
+    read_b = {seed: at_pass1(run, target, metric) for seed, run in b.groupby("seed")}
+    pairs = [read_a[s] - read_b[s] for s in read_a if np.isfinite(read_a[s]) and np.isfinite(read_b.get(s, np.nan))]
+    return pairs, len(read_a)
 
 
 def split_seeds(seeds: Iterable[int], experiment: str = "this experiment") -> tuple[list[int], list[int]]:

@@ -27,8 +27,7 @@ def test_sign_axis_quick_core_prints_verdicts_and_figures(tmp_path, capsys):
     assert sign_axis.main(TINY + ["--regime", "llm,toy", "--optimizer", "adam_shared", "--tasks", "linear_softmax,bandit",
                                   "--out", str(tmp_path / "res"), "--figures", str(tmp_path / "fig")]) == 0
     out = capsys.readouterr().out
-    # a verdict line: CONFIRMED, NOT CONFIRMED, or n/a where a matched-pass@1 reading is not measurable
-    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
+    verdicts = _verdict_lines(out)
     theory = [v for v in verdicts if "theory vs simulation" in v]
     # per phase (2): llm bandit (entropy, diversity, logit norm) + toy bandit (3) + toy linear (2 + 4 geometry),
     # and each entropy and diversity claim once more at matched pass@1 (3 tasks x 2);
@@ -70,7 +69,7 @@ def test_sign_axis_in_the_math_regime_sweeps_its_sharpen_task_and_checks_theory_
             "--no-figures"]
     assert sign_axis.main(args) == 0
     out = capsys.readouterr().out
-    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
+    verdicts = _verdict_lines(out)
     theory = [v for v in verdicts if "theory vs simulation" in v]
     sweep = [v for v in verdicts if "theory vs simulation" not in v]
     # the sweep runs the regime's task (sharpen: entropy, diversity, logit norm, two phases, and entropy and
@@ -100,7 +99,7 @@ def test_sign_axis_regime_and_optimizer_flags(tmp_path, capsys):
     # --no-figures: the verdicts and their tables, no figure
     assert "figure: " not in out and not list((tmp_path / "fig").glob("*.png"))
     assert (tmp_path / "fig" / "sign_axis_verdicts_quick.md").exists()
-    verdicts = [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
+    verdicts = _verdict_lines(out)
     sweep = [v for v in verdicts if "theory vs simulation" not in v]
     assert len(sweep) == 2 * 2 * (3 + 2) and all(v.startswith("[toy regime, bandit, ") for v in sweep)
     assert {v.split(", ")[2] for v in sweep} == {"adam", "adam_shared"}
@@ -234,7 +233,8 @@ def test_killed_sweep_resumes_to_exactly_the_uninterrupted_rows(tmp_path, capsys
 
 
 def _verdict_lines(out):
-    return [line for line in out.splitlines() if "CONFIRMED" in line]
+    """Every verdict line: CONFIRMED, NOT CONFIRMED, or n/a where a matched-pass@1 reading is not measurable."""
+    return [line for line in out.splitlines() if "CONFIRMED" in line or "): n/a (" in line]
 
 
 @pytest.mark.heavy

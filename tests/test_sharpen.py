@@ -480,3 +480,11 @@ def test_restarted_sharpen_refuses_a_checkpoint_that_does_not_fit():
         task.restarted({**good, "s": np.nan})
     again = task.restarted(good).restarted({**good, "s": 1.0})  # a restarted task restarts from the new checkpoint
     assert float(again.init_params(np, np.float64)["s"]) == 1.0
+
+
+def test_groups_per_step_is_the_mini_batch_or_every_training_prompt():
+    from fadesim.tasks.protocol import groups_per_step
+
+    assert groups_per_step(make_sharpen(n_prompts=12, n_answers=5, prompts_per_step=3, eval_prompts=4)) == 3
+    assert groups_per_step(make_sharpen(n_prompts=12, n_answers=5, eval_prompts=4)) == 8  # the training prompts
+    assert groups_per_step(make_task("bandit", n_prompts=12, n_answers=5)) == 12

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 #: the per-prompt exact quantities ``Task.exact`` returns, each of shape (n_prompts,)
 EXACT_KEYS = ("pass_rate", "entropy", "distinct_correct", "correct_entropy", "logit_norm")
 #: what ``Task.rollout`` returns besides optional ``token_entropy`` (per sampled token, sequence tasks)
@@ -52,4 +54,11 @@ def evaluated(task: Any) -> Any:
     """The (N,) mask of the prompts a task holds out of training and measures on (``task.evaluated()``, e.g.
     ``make_sharpen(eval_prompts=M)``), or None where it trains and measures on every prompt (every other task)."""
     return task.evaluated() if hasattr(task, "evaluated") else None
+
+
+def groups_per_step(task: Any) -> int:
+    """How many groups one training step's batch holds: the task's prompt mini-batch where it draws one
+    (``make_sharpen(prompts_per_step=B)``), else every prompt it trains on (all but ``evaluated``'s)."""
+    held = evaluated(task)
+    return int(getattr(task, "prompts_per_step", 0) or task.n_prompts - (0 if held is None else int(np.sum(held))))
 
