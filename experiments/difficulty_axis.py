@@ -171,7 +171,8 @@ def verdicts(df: pd.DataFrame, theory: pd.DataFrame, s: Settings) -> list[str]:
         best = float(gain[gain.seed.isin(tune)].groupby("gamma").gain.mean().drop(g_lo).idxmax())
         m, h = paired(gain[gain.seed.isin(held)], "gain", g_lo, best)
         lines.append(f"{tag} hard focus speeds up learning on hard prompts: {verdict(m - h > 0)} "
-                     f"(pass@1 gain on initially hard prompts, gamma = {best:g} (best on tuning seeds "
+                     f"(matched step {int(train.step.max())}: pass@1 gain on initially hard prompts, gamma = "
+                     f"{best:g} (best on tuning seeds "
                      f"{tune[0]}-{tune[-1]}) minus gamma = {g_lo:g} on held-out seeds {held[0]}-{held[-1]}: "
                      f"{m:+.4f} +- {h:.4f}; gains by gamma, all seeds: "
                      + ", ".join(f"{g:g}: {v:.3f}" for g, v in by_gamma.items()) + ")")

@@ -178,7 +178,8 @@ class ClaimTest:
             return f"the grid has no setting {'inside' if self.inside is None else 'outside'} the claim"
         (gi, li), (go, lo) = self.inside, self.outside
         return (f"claim's best gamma = {gi:g}, lam_neg = {li:g} vs the rest's best gamma = {go:g}, lam_neg = {lo:g}: "
-                f"{self.gain * 1e3:+.3g} +- {self.half_width * 1e3:.2g} per 1000 steps on {self.n_held_out} held-out seeds")
+                f"{self.gain * 1e3:+.3g} +- {self.half_width * 1e3:.2g} per 1000 steps over the same window (matched step) "
+                f"on {self.n_held_out} held-out seeds")
 
 
 def claim_test(part: pd.DataFrame, in_claim: Callable[[float, float], bool]) -> ClaimTest:
