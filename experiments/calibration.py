@@ -6,7 +6,7 @@ a LogUniform pass-rate distribution plus a fraction of never-solved prompts (3 p
 the fit error per k; the llm regime's tasks (`make_task(name, regime="llm")`) are built from the introductory
 split's fit by stratified sampling, and their exact initial pass@k (k = 1..1024) is drawn next to the target.
 
-    python experiments/calibration.py            # seconds; writes paper_figures/calibration.png and .csv
+    python experiments/calibration.py            # seconds; writes paper_figures/calibration/calibration.png and .csv
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ KS = [2**j for j in range(11)]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--figures", default=str(ROOT / "paper_figures"))
+    ap.add_argument("--figures", default=str(ROOT / "paper_figures" / "calibration"))
     ap.add_argument("--n-prompts", type=int, default=512, help="prompts of the llm-regime task drawn for comparison")
     args = ap.parse_args(argv)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))

@@ -16,7 +16,7 @@ directions), and its bandit control (full batch, the same prompts), which carrie
 
     python experiments/difficulty_axis.py            # --quick (default)
     python experiments/difficulty_axis.py --full     # toy and llm regimes (the committed figures)
-    python experiments/difficulty_axis.py --full --regime math --figures paper_figures/math_regime
+    python experiments/difficulty_axis.py --full --regime math --figures paper_figures/difficulty_axis/math_regime
 """
 
 from __future__ import annotations

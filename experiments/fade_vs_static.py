@@ -23,7 +23,7 @@ task; FADE and every baseline get the same tuning seeds and grid budget in each 
 
     python experiments/fade_vs_static.py            # --quick (default): bandit, 2 difficulties, main baselines
     python experiments/fade_vs_static.py --full     # bandit + chain, 3 difficulties, every static advantage
-    python experiments/fade_vs_static.py --full --regime math --figures paper_figures/math_regime   # sharpen
+    python experiments/fade_vs_static.py --full --regime math --figures paper_figures/fade_vs_static/math_regime   # sharpen
 """
 
 from __future__ import annotations

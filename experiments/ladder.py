@@ -38,7 +38,7 @@ CPU): the real-model rung's task, one- and two-digit sums in its chat template, 
     python experiments/ladder.py            # --quick (default): toy regime, all five rungs
     python experiments/ladder.py --full     # more seeds and steps, both regimes where a rung has them
     python experiments/ladder.py --full --regime math --rungs bandit,linear_softmax,chain,sharpen --optimizer adam \
-        --figures paper_figures/math_regime   # the math regime's rungs (committed there)
+        --figures paper_figures/ladder/math_regime   # the math regime's rungs (committed there)
     python experiments/ladder.py --model /models/Qwen2.5-0.5B-Instruct   # + the real checkpoint (GPU, vLLM)
     python experiments/ladder.py --rungs gpt2 --model smollm2 --model-backend hf --G 8 --model-steps 24 \
         --model-prompts-per-step 8 --model-max-new-tokens 12 --model-lr 1e-5   # + SmolLM2 on CPU (20 runs, ~7 h)

@@ -34,7 +34,7 @@ sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt) or ``--eval
 setting (resumable units under --out), prints each one's score, then the leave-one-setting-out estimate: for each
 setting, the entry with the best sign agreement on the *other* settings, scored on the held-out one; per task family
 and optimizer (choosing only the sharpen scale and batch) and over all entries (choosing the family too). It writes
-paper_figures/literature_compare[_bB][_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
+paper_figures/literature/literature_compare[_bB][_pass1]_{quick,full}.csv and ends with the chosen entry's summary line.
 """
 
 from __future__ import annotations
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)
-    write_atomic(out / f"{stem}.signs.csv", comparisons)  # quick: matches the ignored paper_figures/*_quick.*
+    write_atomic(out / f"{stem}.signs.csv", comparisons)  # quick: matches the ignored paper_figures/**/*_quick.*
     write_atomic(out / f"{stem}.entropy.csv", pd.concat(entropies, ignore_index=True))
     if not args.no_figures:
         print(f"figure: {figure(table, comparisons, out / f'{stem}.png', f'literature protocol {axes}')}")

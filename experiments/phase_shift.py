@@ -18,7 +18,7 @@ progress, are read on the held-out prompts).
 
     python experiments/phase_shift.py            # --quick (default)
     python experiments/phase_shift.py --full     # toy and llm regimes (the committed figures)
-    python experiments/phase_shift.py --full --regime math --figures paper_figures/math_regime
+    python experiments/phase_shift.py --full --regime math --figures paper_figures/phase_shift/math_regime
 """
 
 from __future__ import annotations

@@ -144,20 +144,27 @@ def _comma_list(text: str) -> tuple[str, ...]:
 def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root: Path, name: str, *,
                    zero_allowed: tuple[str, ...] = (),
                    implied: Callable[[Any, Mapping[str, Any]], Mapping[str, Any]] | None = None,
+                   presets: Mapping[str, Any] | None = None,
                    ) -> tuple[Any, str, argparse.Namespace]:
     """--quick (default) / --full plus an override flag for every int/float/str/tuple[str, ...] field of the
     settings (``--name VALUE``) and every bool field (``--name`` / ``--no-name``).
 
     ``zero_allowed``: int fields whose 0 means "off" although the presets set them above 0. ``implied(preset,
     overrides)``: further fields the user's flags imply, applied under the flags themselves (e.g. a flag that picks
-    another task family resets the preset's settings that only the default family takes)."""
+    another task family resets the preset's settings that only the default family takes). ``presets``: further named
+    Settings beside quick and full, chosen by ``--preset NAME`` (the mode returned is then NAME)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n".join(doc.splitlines()[1:]))
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="small sweep, about a minute on 2 cores (default)")
     mode.add_argument("--full", action="store_true", help="the published figure's sweep")
+    presets = dict(presets or {})
+    if presets:
+        mode.add_argument("--preset", choices=sorted(presets), default=None,
+                          help="a named setting beside --quick and --full (" + ", ".join(sorted(presets)) + ")")
     ap.add_argument("--out", default=str(root / "results" / name), help="result folder (resumable)")
-    ap.add_argument("--figures", default=str(root / "paper_figures"), help="figure folder")
+    ap.add_argument("--figures", default=str(root / "paper_figures" / name),
+                    help=f"figure folder (default paper_figures/{name})")
     ap.add_argument("--no-figures", action="store_true",
                     help="compute, store and print everything but draw no figure (a sweep on a headless node: "
                          "rerun without this flag to draw them from the stored results)")
@@ -182,7 +189,8 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
                     help="a running Ray cluster ('auto', host:port or ray://host:port); default: start a local one")
     ap.add_argument("--ray-cpus", type=int, default=None, help="CPUs of the local Ray cluster (default: all)")
     args = ap.parse_args(argv)
-    settings = full if args.full else quick
+    chosen = getattr(args, "preset", None)
+    settings = presets[chosen] if chosen else full if args.full else quick
     overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(settings)
                  if getattr(args, f.name, None) is not None}
     try:  # each Settings validates itself (__post_init__): a bad flag is one line and exit status 2, as in argparse
@@ -197,7 +205,7 @@ def parse_settings(doc: str, quick: Any, full: Any, argv: list[str] | None, root
         settings = dataclasses.replace(settings, **{**(implied(settings, overrides) if implied else {}), **overrides})
     except (ValueError, TypeError, KeyError) as err:
         ap.exit(2, f"{ap.prog}: error: {err.args[0] if isinstance(err, KeyError) and err.args else err}\n")
-    return settings, ("full" if args.full else "quick"), args
+    return settings, (chosen or ("full" if args.full else "quick")), args
 
 
 EXECUTORS = ("local", "ray")

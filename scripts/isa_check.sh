@@ -7,7 +7,7 @@
 #   bash scripts/isa_check.sh [ISA ...]        # default: SSE4_2 AVX2, plus AVX512 where the CPU has it
 #   ISA_CHECK_PYTEST_ARGS='-m "not slow and not integration"' bash scripts/isa_check.sh SSE4_2   # core suite only
 #
-# Writes paper_figures/isa_check.txt: the CPU model and flags, then one line per width with pytest's summary.
+# Writes paper_figures/isa_check/isa_check.txt: the CPU model and flags, then one line per width with pytest's summary.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . .venv/bin/activate
@@ -16,7 +16,7 @@ if [ ${#isas[@]} -eq 0 ]; then
     isas=(SSE4_2 AVX2)
     grep -qw avx512f /proc/cpuinfo && isas+=(AVX512)
 fi
-out=paper_figures/isa_check.txt
+out=paper_figures/isa_check/isa_check.txt
 tmp="$out.tmp"
 {
     echo "# scripts/isa_check.sh, $(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD)"

@@ -17,7 +17,7 @@ def test_every_design_citation_names_an_existing_section():
     assert sections == set(range(1, max(sections) + 1)), f"sections must be numbered 1..n; got {sorted(sections)}"
     cited = []
     for path in [*ROOT.glob("fadesim/**/*.py"), *ROOT.glob("experiments/*.py"), *ROOT.glob("tests/*.py"),
-                 *ROOT.glob("derivations/*.py"), *ROOT.glob("*.md"), *ROOT.glob("paper_figures/*.md")]:
+                 *ROOT.glob("derivations/*.py"), *ROOT.glob("*.md"), *ROOT.glob("paper_figures/**/*.md")]:
         text = path.read_text()
         for line_no, line in enumerate(text.splitlines(), 1):
             for m in CITATION.finditer(line):
