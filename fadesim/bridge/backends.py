@@ -34,6 +34,8 @@ class Rollouts:
     prompt_mask: torch.Tensor | None = None  # (B * G, P) bool, False on left padding; None: no padding
     sampler_logprobs: torch.Tensor | None = None  # (B * G, T) log-prob of each response token under the sampler
     sampler_entropy: torch.Tensor | None = None  # (B * G, T) entropy of the distribution each token was drawn from
+    # (B * G, T) log-prob of that distribution's most likely token minus its second's (nats): how peaked the policy is
+    sampler_margin: torch.Tensor | None = None
     # the sampler's logits processing that the learner reproduces: eos was impossible at the first
     # ``min_new_tokens`` response positions (transformers' min_new_tokens, vLLM's min_tokens)
     min_new_tokens: int = 0
@@ -74,7 +76,7 @@ class Rollouts:
         if self.prompt_mask is not None and tuple(self.prompt_mask.shape) != (n, self.prompt_length):
             raise ValueError(f"prompt_mask has shape {tuple(self.prompt_mask.shape)}; expected ({n}, "
                              f"{self.prompt_length})")
-        for name in ("sampler_logprobs", "sampler_entropy"):
+        for name in ("sampler_logprobs", "sampler_entropy", "sampler_margin"):
             value = getattr(self, name)
             if value is not None and value.shape != self.response_mask.shape:
                 raise ValueError(f"{name} has shape {tuple(value.shape)}; expected {tuple(self.response_mask.shape)}")
@@ -90,10 +92,10 @@ class Rollouts:
 def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
                   responses: Sequence[Sequence[int]], logprobs: Sequence[Sequence[float]] | None,
                   tokenizer: Any, group_size: int, *, entropies: Sequence[Sequence[float]] | None = None,
-                  min_new_tokens: int = 0) -> Rollouts:
+                  margins: Sequence[Sequence[float]] | None = None, min_new_tokens: int = 0) -> Rollouts:
     """Rollouts from per-rollout token lists: ``prompt_ids[i]`` (one per prompt), ``responses[i * G + j]``,
-    the sampler's log-prob of each of its tokens and (optionally) the entropy of each position's sampling
-    distribution. Each response is cut after its first eos; prompts are left-padded and responses
+    the sampler's log-prob of each of its tokens and (optionally) the entropy and the top-token margin (log-prob of
+    the first minus the second most likely token) of each position's sampling distribution. Each response is cut after its first eos; prompts are left-padded and responses
     right-padded with the tokenizer's pad id. ``min_new_tokens``: the sampler forbade eos at that many
     leading positions (the learner applies the same mask)."""
     G, eos, pad = int(group_size), tokenizer.eos_token_id, tokenizer.pad_token_id
@@ -101,7 +103,7 @@ def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
         raise ValueError(f"{len(responses)} responses for {len(prompt_ids)} prompts x G = {G}")
     cut = []
     per_token: dict[str, tuple[Sequence[Sequence[float]] | None, list[list[float]]]] = {
-        "log-probs": (logprobs, []), "entropies": (entropies, [])}
+        "log-probs": (logprobs, []), "entropies": (entropies, []), "margins": (margins, [])}
     for i, resp in enumerate(responses):
         resp = list(resp)
         n = resp.index(eos) + 1 if eos in resp else len(resp)
@@ -134,7 +136,7 @@ def pack_rollouts(prompts: Sequence[str], prompt_ids: Sequence[Sequence[int]],
     return Rollouts(prompts=list(prompts), completions=completions, sequences=seqs, response_mask=response_mask,
                     prompt_length=P, group_size=G, prompt_mask=prompt_mask if padded else None,
                     sampler_logprobs=tables["log-probs"], sampler_entropy=tables["entropies"],
-                    min_new_tokens=int(min_new_tokens), eos_token_id=eos)
+                    sampler_margin=tables["margins"], min_new_tokens=int(min_new_tokens), eos_token_id=eos)
 
 
 class HFBackend:
@@ -190,14 +192,15 @@ class HFBackend:
         response = out.sequences[:, P:]
         # log-prob of each drawn token under the processed logits it was drawn from, one step at a time (a
         # (N, T, V) stack would be gigabytes for a real vocabulary)
-        logp, ent = [], []
+        logp, ent, margin = [], [], []
         for t, step in enumerate(out.scores):
             logp_t = torch.log_softmax(step.float(), dim=-1)
             logp.append(logp_t.gather(-1, response[:, t, None])[:, 0])
             ent.append(entropy_from_logprobs(logp_t))
+            margin.append(top_margin(logp_t))
         return pack_rollouts(prompts, ids, response.cpu().tolist(), torch.stack(logp, 1).cpu().tolist(),
                              self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
-                             min_new_tokens=self.min_new_tokens)
+                             margins=torch.stack(margin, 1).cpu().tolist(), min_new_tokens=self.min_new_tokens)
 
     def _generate_shared(self, prompts: Sequence[str], ids: list[list[int]], inputs: torch.Tensor,
                          attention: torch.Tensor, n: int, seed: int) -> Rollouts:
@@ -211,7 +214,7 @@ class HFBackend:
         generator = torch.Generator(device=device).manual_seed(int(seed))
         N = logits.shape[0]
         done = torch.zeros(N, dtype=torch.bool, device=device)
-        drawn, logp, ent = [], [], []
+        drawn, logp, ent, margin = [], [], [], []
         for t in range(self.max_new_tokens):
             if t < self.min_new_tokens:
                 logits[:, eos] = float("-inf")
@@ -221,6 +224,7 @@ class HFBackend:
             drawn.append(token)
             logp.append(logp_t.gather(-1, token[:, None])[:, 0])
             ent.append(entropy_from_logprobs(logp_t))
+            margin.append(top_margin(logp_t))
             done |= token == eos
             if bool(done.all()) or t == self.max_new_tokens - 1:
                 break
@@ -231,7 +235,7 @@ class HFBackend:
             position = position + 1
         return pack_rollouts(prompts, ids, torch.stack(drawn, 1).cpu().tolist(), torch.stack(logp, 1).cpu().tolist(),
                              self.tokenizer, n, entropies=torch.stack(ent, 1).cpu().tolist(),
-                             min_new_tokens=self.min_new_tokens)
+                             margins=torch.stack(margin, 1).cpu().tolist(), min_new_tokens=self.min_new_tokens)
 
 
 def shared_prefill(model: Any, inputs: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor, n: int
@@ -261,6 +265,14 @@ def entropy_from_logprobs(logp: torch.Tensor) -> torch.Tensor:
     so no 0 * inf reaches autograd)."""
     finite = torch.where(torch.isfinite(logp), logp, torch.zeros_like(logp))
     return -(logp.exp() * finite).sum(-1)
+
+
+def top_margin(logp: torch.Tensor) -> torch.Tensor:
+    """Over the last axis of a log-softmax: the log-prob of the most likely token minus the second's (nats, >= 0;
+    inf where one token has all the mass). The policy's peakedness, a geometry measure of the sign axis (arXiv
+    2607.01490: negative mass reshapes the logits it pushes down)."""
+    top = logp.topk(2, dim=-1).values
+    return top[..., 0] - top[..., 1]
 
 
 def _extract(outputs: Any) -> tuple[list[list[int]], list[list[int]], list[list[float]]]:
