@@ -30,7 +30,7 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import fadesim
-from fadesim.analysis import analyze
+from fadesim.apps.analysis import analyze
 
 FORMATS = ("csv", "jsonl", "parquet")
 

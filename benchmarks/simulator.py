@@ -109,8 +109,8 @@ def _unit_compute(steps: int):
 
 def _ray_child(steps: int, cpus: int) -> float:
     """8 units (one per seed) through run_units on a fresh local Ray cluster with ``cpus`` CPUs."""
-    from fadesim.experiment import Executor, run_units
-    from fadesim.results import ResultStore
+    from fadesim.lab.units import Executor, run_units
+    from fadesim.lab.results import ResultStore
 
     executor = Executor("ray", num_cpus=cpus)
     executor.connect()
@@ -312,7 +312,7 @@ def families(steps: int) -> None:
              # two sorts of N uniforms that draw the batch and the masking
              "sharpen B=8": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, prompts_per_step=8, seed=0),
              # the literature protocol's default family: a shared skill too, one prompt a step, half the prompts
-             # held out of training (fadesim.literature.CHOSEN's design at this benchmark's sizes)
+             # held out of training (fadesim.lab.literature.CHOSEN's design at this benchmark's sizes)
              "sharpen skill B=1": make_task("sharpen", n_prompts=N, n_answers=K, n_correct=3, skill_scale=0.3,
                                             prompts_per_step=1, eval_prompts=N // 2, seed=0),
              "chain": make_task("chain", n_prompts=N, length=3, vocab=4, n_correct=3, seed=0)}

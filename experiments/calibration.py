@@ -1,7 +1,7 @@
 """Calibration of the llm regime: a published pass@k curve, the fitted difficulty distribution, and the task.
 
 Target: Codex-12B, 1-shot, raw pass@k on the APPS test set (arXiv 2107.03374, Table 3; k = 1, 5, 1000 per
-difficulty split; `experiments/data/pass_at_k_codex_apps.csv`). For each split ``fadesim.tasks.calibrate`` fits
+difficulty split; `fadesim/data/pass_at_k_codex_apps.csv`). For each split ``fadesim.tasks.calibrate`` fits
 a LogUniform pass-rate distribution plus a fraction of never-solved prompts (3 parameters, 3 points) and reports
 the fit error per k; the llm regime's tasks (`make_task(name, regime="llm")`) are built from the introductory
 split's fit by stratified sampling, and their exact initial pass@k (k = 1..1024) is drawn next to the target.
@@ -21,8 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fadesim.plots import save_figure
-from fadesim.results import write_atomic
+from fadesim.lab.plots import save_figure
+from fadesim.lab.results import write_atomic
 from fadesim.tasks import calibrate, load_pass_at_k, make_task, task_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -34,11 +34,12 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (CALIBRATED_SETS, LOCAL, Executor, LLMRegimeSettings, check_advantage_values,
-                                check_axes, ci95, executor_from_args, parse_settings, regime_task, regime_task_names,
-                                run_units, split_seeds, verdict)
-from fadesim.plots import mean_ci, save_figure, tradeoff_figure
-from fadesim.results import ResultStore, write_atomic
+from fadesim.lab.regime_tasks import CALIBRATED_SETS, LLMRegimeSettings, regime_task, regime_task_names
+from fadesim.lab.settings import check_advantage_values, check_axes, parse_settings
+from fadesim.lab.stats import ci95, split_seeds, verdict
+from fadesim.lab.units import Executor, executor_from_args, LOCAL, run_units
+from fadesim.lab.plots import mean_ci, save_figure, tradeoff_figure
+from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, as_distribution, regime_kwargs

@@ -36,11 +36,12 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (CALIBRATED_SETS, LOCAL, Executor, LLMRegimeSettings, at_pass1, check_axes, ci95,
-                                executor_from_args, parse_settings, regime_task, regime_task_names, run_units, seed_ranges,
-                                verdict)
-from fadesim.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
-from fadesim.results import ResultStore
+from fadesim.lab.regime_tasks import CALIBRATED_SETS, LLMRegimeSettings, regime_task, regime_task_names
+from fadesim.lab.settings import check_axes, parse_settings
+from fadesim.lab.stats import at_pass1, ci95, seed_ranges, verdict
+from fadesim.lab.units import Executor, executor_from_args, LOCAL, run_units
+from fadesim.lab.plots import method_comparison_figure, over_time_figure, pass_at_k_figure
+from fadesim.lab.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES

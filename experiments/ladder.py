@@ -8,7 +8,7 @@ part doubled, its negative part dropped); negative-heavy = sign_scaled(b = -1); 
 Claims, each a paired difference over seeds with a 95% CI, at a fixed fraction of training:
 - C1 positive mass collapses entropy: entropy(positive-heavy) - entropy(grpo) < 0, half way;
 - C1p the same at matched pass@1: each of positive-heavy and grpo read where its own pass@1 first reaches the
-  lower of their mean pass@1 half way (``fadesim.experiment.paired_at_pass1``), so learning speed is out of the comparison
+  lower of their mean pass@1 half way (``fadesim.lab.stats.paired_at_pass1``), so learning speed is out of the comparison
   (simulator rungs; on the bridge rungs pass@1 is a sampled reward, whose first crossing is noise: n/a);
 - C2 negative mass damages geometry: geometry(negative-heavy) - geometry(grpo) > 0 at the end (logit norm on
   the tabular rungs, the norm of the shared weights on linear_softmax, neural and GPT-2);
@@ -56,11 +56,12 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from fadesim.bridge.pretrained import PRETRAINED
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, paired_at_pass1, regime_task, parse_settings, run_units, split_seeds,
-                                verdict)
-from fadesim.plots import save_figure
-from fadesim.results import ResultStore, write_atomic, write_text_atomic
+from fadesim.lab.regime_tasks import LLMRegimeSettings, regime_task
+from fadesim.lab.settings import check_axes, parse_settings
+from fadesim.lab.stats import ci95, paired_at_pass1, split_seeds, verdict
+from fadesim.lab.units import Executor, executor_from_args, LOCAL, run_units
+from fadesim.lab.plots import save_figure
+from fadesim.lab.results import ResultStore, write_atomic, write_text_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES, make_task

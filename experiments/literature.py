@@ -1,4 +1,4 @@
-"""The literature protocol (fadesim.literature): calibrated to a real model's base pass@k, does the simulator predict
+"""The literature protocol (fadesim.lab.literature): calibrated to a real model's base pass@k, does the simulator predict
 what RL did to that model in published runs?
 
 Per setting of the curves file: the task's initial difficulty is fitted to the base rows only; the training length
@@ -10,10 +10,10 @@ panel per setting (published dashed, simulated solid, pass@k against log k), and
 
     literature: A/B signs agree (P%) over S settings; pass@k mean abs error E
 
-The shipped settings (experiments/data/literature/, their sources in its README) are the only ones to design and
+The shipped settings (fadesim/data/literature/, their sources in its README) are the only ones to design and
 tune on; a user's own files in the same schema go through the same command.
 
-The default family is the one chosen on them (``fadesim.literature.CHOSEN``): the sharpen task with a shared skill
+The default family is the one chosen on them (``fadesim.lab.literature.CHOSEN``): the sharpen task with a shared skill
 (c = 1, d = 0.3), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every
 second prompt in order of initial pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md,
 "A skill direction beside the sharpening" and "The stratified split"). ``--task`` another family drops the
@@ -48,13 +48,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from fadesim.experiment import check_axes, check_tag, parse_settings, run_units
-from fadesim.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings, describe_task,
+from fadesim.lab.settings import check_axes, check_tag, parse_settings
+from fadesim.lab.units import run_units
+from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings, describe_task,
                                 for_task,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
-from fadesim.plots import save_figure
-from fadesim.results import ResultStore, write_atomic
+from fadesim.lab.plots import save_figure
+from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +87,7 @@ MATCH_WORDS = {"step": "methods compared at the matched step, where simulated GR
                "pass@1": "methods compared at matched pass@1, each read where its own pass@1 meets the published GRPO "
                          "pass@1 (k = 1 not scored)"}
 MATCH_SUFFIX = {"step": "", "pass@1": "_pass1"}
-# the chosen family (fadesim.literature.CHOSEN); --quick with 8 seeds instead of 16
+# the chosen family (fadesim.lab.literature.CHOSEN); --quick with 8 seeds instead of 16
 QUICK = Settings(**CHOSEN, seeds=8)
 FULL = Settings(**CHOSEN, seeds=16)
 

@@ -41,9 +41,11 @@ from fadesim.bridge.rewards import reward_by_name, score
 from fadesim.bridge.tasks import ArithmeticTask, CopyTask
 from fadesim.bridge.tokenizer import CharTokenizer, HFTokenizer
 from fadesim.bridge.trainer import BridgeConfig, BridgeTrainer
-from fadesim.experiment import Executor, executor_from_args, parse_settings, run_units, verdict
-from fadesim.plots import over_time_figure
-from fadesim.results import ResultStore, unit_key, write_atomic
+from fadesim.lab.settings import parse_settings
+from fadesim.lab.stats import verdict
+from fadesim.lab.units import Executor, executor_from_args, run_units
+from fadesim.lab.plots import over_time_figure
+from fadesim.lab.results import ResultStore, unit_key, write_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.tasks import Bandit, fit_beta, make_bandit
 

@@ -5,10 +5,10 @@ between the first and the second):
 
 1. ``--phase predict``: measure the base model's pass@k (k = 1, 2, 4, ..., eval_samples) on the evaluation prompts
    (unbiased estimator from eval_samples samples per prompt), calibrate the literature protocol
-   (``fadesim.literature``, its default task family and optimizer) to that curve, and write the simulator's
+   (``fadesim.lab.literature``, its default task family and optimizer) to that curve, and write the simulator's
    prediction for every method over its whole grid of training lengths to
    ``paper_figures/real_model/real_model_prediction.csv``
-   (``fadesim.literature.prediction_grid``) and the measured base curve to ``real_model_base.csv``.
+   (``fadesim.lab.literature.prediction_grid``) and the measured base curve to ``real_model_base.csv``.
 2. ``--phase train``: train each method x seed with the bridge (full fine-tuning, AdamW, the same steps, prompts and
    learning rate for every method; nothing is tuned per method), logging entropy, the sampler/learner gap, the
    mass decomposition and where each step's time went, and measuring pass@k on the evaluation prompts half way and
@@ -16,7 +16,7 @@ between the first and the second):
    history) and a killed run restarts from its last checkpoint; finished runs are result units.
    Refuses to start without the prediction file, and says so when that file is not committed.
 3. ``--phase score``: the one post-RL number the prediction sees is the measured GRPO pass@1; the grid's point is
-   where the tuning seeds' simulated GRPO pass@1 meets it (``fadesim.literature.read_prediction``), and every
+   where the tuning seeds' simulated GRPO pass@1 meets it (``fadesim.lab.literature.read_prediction``), and every
    measured difference (each method vs base and every pair of methods, at every k, at least 0.01 apart) is
    checked for the simulated sign there, as the literature protocol does; then the published effects (the
    crossover of GRPO and PSR, NSR never below base, the entropy order NSR > GRPO > PSR) are stated CONFIRMED / NOT
@@ -67,11 +67,13 @@ import pandas as pd
 import torch
 from tqdm.auto import tqdm
 
-from fadesim.experiment import at_pass1, check_tag, ci95, parse_settings, run_units, verdict
-from fadesim.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_task, describe_task, match_length,
+from fadesim.lab.settings import check_tag, parse_settings
+from fadesim.lab.stats import at_pass1, ci95, verdict
+from fadesim.lab.units import run_units
+from fadesim.lab.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_task, describe_task, match_length,
                                 mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
-from fadesim.plots import save_figure
-from fadesim.results import ResultStore, write_atomic, write_text_atomic
+from fadesim.lab.plots import save_figure
+from fadesim.lab.results import ResultStore, write_atomic, write_text_atomic
 from fadesim.tasks.calibrate import estimate_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,7 +199,7 @@ class Settings:
 
     def protocol(self) -> ProtocolSettings:
         """The prediction's simulated side: the earlier linear_softmax defaults, or the literature protocol's chosen
-        family (``fadesim.literature.CHOSEN``), with this design's seeds and grid."""
+        family (``fadesim.lab.literature.CHOSEN``), with this design's seeds and grid."""
         family = CHOSEN if self.sim_family == "chosen" else {}
         return ProtocolSettings(**{**family, "seeds": self.sim_seeds, "max_steps": self.sim_steps,
                                    "log_every": self.sim_log_every})

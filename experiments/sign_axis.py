@@ -35,11 +35,12 @@ import numpy as np
 import pandas as pd
 
 import fadesim
-from fadesim.experiment import (LOCAL, Executor, LLMRegimeSettings, check_axes, ci95,
-                                executor_from_args, paired_at_pass1, parse_settings, regime_n_prompts,
-                                regime_task, regime_task_names, run_units, verdict)
-from fadesim.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
-from fadesim.results import ResultStore, write_text_atomic
+from fadesim.lab.regime_tasks import LLMRegimeSettings, regime_n_prompts, regime_task, regime_task_names
+from fadesim.lab.settings import check_axes, parse_settings
+from fadesim.lab.stats import ci95, paired_at_pass1, verdict
+from fadesim.lab.units import Executor, executor_from_args, LOCAL, run_units
+from fadesim.lab.plots import over_time_figure, pass_at_k_figure, prediction_figure, tradeoff_figure
+from fadesim.lab.results import ResultStore, write_text_atomic
 from fadesim.sim import SimConfig, simulate
 from fadesim.sim.optim import OPTIMIZERS
 from fadesim.tasks import REGIMES
@@ -184,7 +185,7 @@ def matched_pass1_record(run: pd.DataFrame, part: pd.DataFrame, phase: str, at: 
                          metric: str) -> dict:
     """The same claim at matched pass@1: b = 0 and b = +1 each read where its own pass@1 first reaches the lower
     of the two balances' mean pass@1 at the phase's step (so both reach it on average), paired over the seeds that
-    reach it in both (``fadesim.experiment.paired_at_pass1``). A difference here is the sign axis at equal
+    reach it in both (``fadesim.lab.stats.paired_at_pass1``). A difference here is the sign axis at equal
     accuracy, on the entropy-vs-pass@1 frontier, not a difference in learning speed."""
     target = float(min(part["pass@1"].xs(0.0, level=1).mean(), part["pass@1"].xs(1.0, level=1).mean()))
     pairs, n = paired_at_pass1(run[run.balance == 0.0], run[run.balance == 1.0], target, metric)

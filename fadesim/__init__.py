@@ -11,7 +11,7 @@ Public API::
     fadesim.profile(name, G)         # exact expected masses under k ~ Binomial(G, p)
 """
 
-from fadesim import _moved, theory
+from fadesim import theory
 from fadesim.advantages import Advantage, entries, get, info, names, register, unregister
 from fadesim.contract import advantage
 from fadesim.decomposition import MassDecomposition, decompose
@@ -19,7 +19,6 @@ from fadesim.theory import profile
 
 __version__ = "0.1.0"
 
-_moved.install()
 
 __all__ = [
     "Advantage",

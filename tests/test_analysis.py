@@ -1,4 +1,4 @@
-"""fadesim.analysis / `fadesim analyze`: rollout logs in every documented format give the hand-computed per-step
+"""fadesim.apps.analysis / `fadesim analyze`: rollout logs in every documented format give the hand-computed per-step
 numbers; reading is streamed (chunk boundaries change nothing); bad rows name their file and line; nothing
 half-written is left behind."""
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import fadesim
-import fadesim.analysis as analysis
-from fadesim.analysis import STEP_COLUMNS, AnalysisError, PromptTracker, analyze, detect
-from fadesim.cli import main
+import fadesim.apps.analysis as analysis
+from fadesim.apps.analysis import STEP_COLUMNS, AnalysisError, PromptTracker, analyze, detect
+from fadesim.apps.cli import main
 
 # two steps: step 1 has prompts a (3 of 4 right), b (0 of 4), c (4 of 4); step 2 has a (1 of 2), b (2 of 3)
 ROWS = ([(1, "a", r) for r in (1, 1, 0, 1)] + [(1, "b", 0.0)] * 4 + [(1, "c", 1.0)] * 4
@@ -90,7 +90,7 @@ def test_group_ids_logged_advantages_and_the_threshold(tmp_path):
 
 
 def test_groups_of_consecutive_rows():
-    from fadesim.analysis import consecutive_groups
+    from fadesim.apps.analysis import consecutive_groups
 
     # a prompt drawn twice in a step (8 consecutive rows, G = 4) forms two groups
     ids = consecutive_groups(["a"] * 4 + ["b"] * 8 + ["a"] * 4)

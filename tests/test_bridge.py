@@ -96,7 +96,7 @@ def test_fade_gets_its_signals_from_the_trainer():
 
 
 def test_analyze_recomputes_fades_advantages_from_the_bridges_rollout_log(tmp_path):
-    from fadesim.analysis import analyze
+    from fadesim.apps.analysis import analyze
 
     tr = make_trainer("fade", log_rollouts=True, advantage_params={"lam_neg_exploit": 0.1}, lr=5e-2,
                       entropy_decay=0.5)

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import fadesim
-from fadesim.check import CONTRACT, AdvantageSpec, accelerator, run_checks, run_property, spec_from_registry
-from fadesim.cli import main
+from fadesim.apps.check import CONTRACT, AdvantageSpec, accelerator, run_checks, run_property, spec_from_registry
+from fadesim.apps.cli import main
 from tests.planted import advantages as planted
 
 PLANTED = "tests/planted/advantages.py"

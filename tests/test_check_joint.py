@@ -1,10 +1,10 @@
-"""The joint screen of fadesim.check.run_checks: the same search per property as a separate run, the same findings,
+"""The joint screen of fadesim.apps.check.run_checks: the same search per property as a separate run, the same findings,
 each failure shrunk for its own property."""
 
 import numpy as np
 import pytest
 
-from fadesim.check import (CONTRACT, PROPERTIES, AdvantageSpec, _property_tests, run_checks, run_property,
+from fadesim.apps.check import (CONTRACT, PROPERTIES, AdvantageSpec, _property_tests, run_checks, run_property,
                            spec_from_registry)
 from tests.planted import advantages as planted
 
@@ -19,7 +19,7 @@ def _spec(fn, **kw):
 def test_every_property_runs_on_max_examples_examples_and_shared_cases_are_drawn_once(monkeypatch):
     """Each property's function is called once per example (max_examples times); properties that take the same
     kind of case see the same case object in each example."""
-    import fadesim.check as check
+    import fadesim.apps.check as check
 
     spec = spec_from_registry("grpo")
     assert spec.mean_centred

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import fadesim
-from fadesim.cli import main
+from fadesim.apps.cli import main
 
 PLANTED = Path(__file__).parent / "planted" / "advantages.py"
 # with the registry's cross-backend properties on one xdist worker: both run advantages on eager jax, whose

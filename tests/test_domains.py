@@ -12,7 +12,7 @@ import pytest
 
 import fadesim
 from fadesim.advantages.domains import BOOL, NON_NEGATIVE, POSITIVE, SIGNED_UNIT, UNIT, Choice, Interval
-from fadesim.check import AdvantageSpec, run_property, spec_from_registry
+from fadesim.apps.check import AdvantageSpec, run_property, spec_from_registry
 from fadesim.sim import SimConfig, simulate
 from fadesim.tasks import make_task
 from tests.planted import advantages as planted
@@ -116,7 +116,7 @@ def test_the_property_catches_a_declared_domain_that_is_not_enforced():
 
 
 def test_the_fadesim_command_refuses_out_of_domain_parameters_with_status_2(tmp_path, capsys):
-    from fadesim.cli import main
+    from fadesim.apps.cli import main
 
     assert main(["card", "focal", "--param", "gamma=-1", "--out", str(tmp_path / "c.png")]) == 2
     out = capsys.readouterr()

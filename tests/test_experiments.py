@@ -115,7 +115,7 @@ def test_figure_renders_with_labelled_axes(tmp_path):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from fadesim.plots import tradeoff_figure
+    from fadesim.lab.plots import tradeoff_figure
 
     df = pd.DataFrame({"balance": np.repeat([-1.0, 0.0, 1.0], 3), "seed": np.tile([0, 1, 2], 3),
                        "entropy": np.linspace(1, 2, 9), "task": "bandit"})
@@ -142,7 +142,7 @@ def test_figure_renders_with_labelled_axes(tmp_path):
 #: (the worst moment for a kill). Deterministic, unlike a kill timed from outside.
 KILLABLE = """
 import os, runpy, signal, sys, types
-import fadesim.results as results
+import fadesim.lab.results as results
 kill_at, calls = int(os.environ.get("KILL_AT", "0")), [0]
 def replace(src, dst):
     calls[0] += 1
@@ -158,7 +158,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 def test_atomic_write_gives_the_mode_a_plain_write_gets(tmp_path):
     """write_atomic's temporary file comes from mkstemp (mode 0600); the published result must not stay private."""
-    from fadesim.results import write_atomic
+    from fadesim.lab.results import write_atomic
 
     old = os.umask(0o027)
     try:
@@ -175,8 +175,8 @@ def test_figures_and_text_are_written_atomically(tmp_path):
     no partial file and no temporary behind."""
     import matplotlib.pyplot as plt
 
-    from fadesim.plots import save_figure
-    from fadesim.results import write_text_atomic
+    from fadesim.lab.plots import save_figure
+    from fadesim.lab.results import write_text_atomic
 
     fig, ax = plt.subplots()
     ax.plot([0, 1], [1, 0])
@@ -191,7 +191,7 @@ def test_figures_and_text_are_written_atomically(tmp_path):
         fh.write("# half")
         raise Boom
 
-    from fadesim.results import write_file_atomic
+    from fadesim.lab.results import write_file_atomic
 
     with pytest.raises(Boom):
         write_file_atomic(tmp_path / "t.md", fails)
@@ -332,7 +332,7 @@ def test_phase_shift_claims_are_picked_on_tuning_seeds_and_judged_on_held_out_on
     assert not phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6, (0.0, 1.0): [2, 2, 2, 2.1, 2, 1.9]}), suppress).confirmed
     empty = phase_shift.claim_test(frame({(0.0, 0.5): [1] * 6}), suppress)
     assert not empty.confirmed and "no setting outside the claim" in empty.describe()
-    from fadesim.experiment import seed_ranges, split_seeds
+    from fadesim.lab.stats import seed_ranges, split_seeds
 
     assert split_seeds([3, 1, 2, 0, 1]) == ([0, 1], [2, 3]) and split_seeds(range(5)) == ([0, 1], [2, 3, 4])
     assert seed_ranges(2, 3) == ([0, 1], [1000, 1001, 1002])
@@ -519,7 +519,7 @@ def test_kendall_tau_and_checkpoints():
 
 
 def test_one_task_builder_per_regime_reads_the_sizes_the_settings_declare():
-    from fadesim.experiment import regime_task
+    from fadesim.lab.regime_tasks import regime_task
     from fadesim.tasks import make_task
 
     @dataclasses.dataclass(frozen=True)
@@ -544,7 +544,7 @@ def test_one_task_builder_per_regime_reads_the_sizes_the_settings_declare():
 
 
 def test_each_regime_runs_its_own_task_list():
-    from fadesim.experiment import regime_task_names
+    from fadesim.lab.regime_tasks import regime_task_names
 
     class Sign:  # sign_axis: tuples, an llm list of its own
         tasks, llm_tasks, math_tasks = ("bandit", "linear_softmax"), ("bandit",), ("sharpen",)
@@ -559,7 +559,7 @@ def test_each_regime_runs_its_own_task_list():
 
 
 def test_at_pass1_reads_a_metric_where_pass1_first_reaches_the_target():
-    from fadesim.experiment import at_pass1
+    from fadesim.lab.stats import at_pass1
 
     run = pd.DataFrame({"step": [20, 0, 10, 30], "pass@1": [0.6, 0.5, 0.75, 0.9], "entropy": [1.0, 2.0, 1.5, 0.5]})
     # sorted by step: pass@1 0.5, 0.75, 0.6, 0.9; the first crossing of 0.7 is between steps 0 and 10
@@ -647,7 +647,7 @@ def test_sign_axis_math_regime_wiring():
     """Fast: the main job's math regime sweeps its sharpen task, checks the second-order theory on its bandit
     control at the preset's 256 prompts, and tabulates masses under its calibrated difficulty."""
     import sign_axis
-    from fadesim.experiment import regime_task_names
+    from fadesim.lab.regime_tasks import regime_task_names
     from fadesim.tasks import make_task
 
     s = sign_axis.QUICK

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fadesim.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves,
+from fadesim.lab.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves,
                                 load_methods, match_length, mean_abs_error, nearest_step, reference_method, run_setting,
                                 sign_score, summary_line)
 from fadesim.tasks import task_pass_at_k
@@ -204,7 +204,7 @@ def test_a_papers_other_k_are_logged_exactly_and_tabulated():
 
 
 def test_compare_entries_are_parsed_and_bad_ones_refused():
-    from fadesim.literature import Candidate, parse_candidates
+    from fadesim.lab.literature import Candidate, parse_candidates
 
     tasks, opts = ("bandit", "sharpen"), ("adam", "sgd")
     assert parse_candidates("bandit:adam, sharpen:sgd:0.3", tasks, opts) == [
@@ -234,7 +234,7 @@ def test_leave_one_setting_out_on_a_hand_made_table():
     """Config A wins settings s1 and s2, B wins s3: holding out s1 pools s2 + s3 (A 4/7 vs B 3/7: A, scoring 5/5
     on s1); holding out s2 pools s1 + s3 (A 5/7 vs B 3/7: A, 4/5); holding out s3 pools s1 + s2 (A 9/10 vs B
     2/10: A, which scores 0/2 on s3, where B would have scored 2/2)."""
-    from fadesim.literature import leave_one_setting_out
+    from fadesim.lab.literature import leave_one_setting_out
 
     rows = [("A", "s1", 5, 5), ("A", "s2", 4, 5), ("A", "s3", 0, 2), ("B", "s1", 1, 5), ("B", "s2", 1, 5),
             ("B", "s3", 2, 2)]
@@ -358,7 +358,7 @@ def test_the_first_order_engine_reads_the_mean_field_paths_by_hand(tmp_path):
 
 
 def test_the_default_family_is_described_on_every_axis():
-    from fadesim.literature import CHOSEN, describe_task, for_task
+    from fadesim.lab.literature import CHOSEN, describe_task, for_task
 
     chosen = ProtocolSettings(**CHOSEN)
     assert describe_task(chosen) == (

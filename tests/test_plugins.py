@@ -332,7 +332,7 @@ def test_fadesim_analyze_reads_trls_own_completion_logs():
     """A TRL run with log_completions=True writes completions/completions_{step:05d}.parquet; fadesim analyze reads
     it, groups the rollouts by prompt and decomposes the advantages TRL logged (the plug-in's, here psr: no
     negative mass), beside grpo recomputed on the same batches."""
-    from fadesim.analysis import analyze
+    from fadesim.apps.analysis import analyze
 
     tr = trl_trainer("psr", steps=2, log_completions=True)
     tr.train()

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from fadesim.bridge.tasks import ChatArithmetic, TaskMixture, distinct_problems
-from fadesim.literature import BASE, ProtocolSettings, prediction_grid, read_prediction
+from fadesim.lab.literature import BASE, ProtocolSettings, prediction_grid, read_prediction
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
@@ -102,7 +102,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_to_the_same_numbers(tmp_path, 
     pd.testing.assert_frame_equal(log_a, log_b)
     assert list(log_a.step.unique()) == [1, 2, 3, 4] and len(log_a) == 4 * s.G * s.prompts_per_step
     # it is the run's own: per step, its mean reward and its advantages' masses are the trainer's
-    from fadesim.analysis import analyze
+    from fadesim.apps.analysis import analyze
 
     report = analyze(tmp_path / "a.csv", tmp_path / "analysis", forecast=False)
     run = pd.read_csv(tmp_path / "analysis" / "steps.csv")

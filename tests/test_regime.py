@@ -354,7 +354,7 @@ def test_numpy_equals_jax_on_every_task_with_the_new_sampler_zipf_prior_and_opti
 # --- the math regime: the literature protocol's chosen family as a regime ---------------------------------------
 
 def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
-    from fadesim.literature import BASE, CHOSEN, ProtocolSettings, calibrated_task, load_curves
+    from fadesim.lab.literature import BASE, CHOSEN, ProtocolSettings, calibrated_task, load_curves
     from fadesim.tasks.regimes import MATH_SETTING, MATH_SHARPEN, MATH_SIZES
 
     curves = load_curves()
@@ -375,7 +375,7 @@ def test_math_regime_tasks_start_on_the_published_math_base_curve(name):
     stratified sampling (the fit alone: max 0.014)."""
     from fadesim.tasks.regimes import MATH_SETTING, math_calibration
 
-    from fadesim.literature import CURVES
+    from fadesim.lab.literature import CURVES
 
     published = load_pass_at_k(CURVES, setting=MATH_SETTING, method="base")
     task = make_task(name, regime="math")
@@ -386,7 +386,7 @@ def test_math_regime_tasks_start_on_the_published_math_base_curve(name):
 
 
 def test_math_regime_refuses_the_neural_task_and_ignores_experiment_sizes():
-    from fadesim.experiment import regime_n_prompts, regime_task
+    from fadesim.lab.regime_tasks import regime_n_prompts, regime_task
 
     with pytest.raises(ValueError, match="neural task has no regime presets"):
         make_task("neural", regime="math")

@@ -1,4 +1,4 @@
-"""Every registered advantage passes the property suite (fadesim.check, the same code `fadesim check` runs).
+"""Every registered advantage passes the property suite (fadesim.apps.check, the same code `fadesim check` runs).
 
 The default run draws 80 hypothesis examples per numpy-only property and 10-20 per cross-backend property
 (which compile jax code for each new shape and dtype), over G in {2, ..., 64}; `slow` copies run 200 of
@@ -12,7 +12,7 @@ import functools
 import pytest
 
 import fadesim
-from fadesim.check import PROPERTIES, run_checks, run_property, spec_from_registry
+from fadesim.apps.check import PROPERTIES, run_checks, run_property, spec_from_registry
 
 CROSS_BACKEND = ("shape_and_namespace", "backend_agreement_f64", "backend_agreement_f32", "jax_transformations")
 NUMPY_ONLY = tuple(p for p in PROPERTIES if p not in CROSS_BACKEND)

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fadesim.experiment import Executor, run_units
-from fadesim.results import ResultStore
+from fadesim.lab.units import Executor, run_units
+from fadesim.lab.results import ResultStore
 from fadesim.sim import SimConfig, simulate
 from fadesim.tasks import make_task
 
@@ -210,8 +210,8 @@ def test_ray_units_run_as_ray_tasks_and_an_experiment_table_equals_the_local_one
 DRIVER = textwrap.dedent("""
     import sys, time
     import pandas as pd
-    from fadesim.experiment import Executor, run_units
-    from fadesim.results import ResultStore
+    from fadesim.lab.units import Executor, run_units
+    from fadesim.lab.results import ResultStore
 
     def compute(spec):
         time.sleep(0.4)

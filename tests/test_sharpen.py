@@ -361,7 +361,7 @@ def test_a_bad_skill_scale_is_refused():
         with pytest.raises(ValueError, match="skill_scale must be a finite number >= 0"):
             make_task("sharpen", skill_scale=bad, **SMALL)
     make_task("sharpen", sharpen_scale=0.0, skill_scale=1.0, tabular=False, **SMALL)  # the skill alone trains
-    from fadesim.literature import ProtocolSettings
+    from fadesim.lab.literature import ProtocolSettings
     with pytest.raises(ValueError, match="eval_split and skill_scale apply to the sharpen task only"):
         ProtocolSettings(task="bandit", skill_scale=1.0)
 

@@ -11,7 +11,7 @@ Values that jax is tracing (a sweep's hyper-parameters inside ``jit`` / ``vmap``
 ``simulate`` checks a sweep's values against the domains before it traces them.
 
 ``boundary_probes`` gives, per domain, values at each boundary (which must be accepted) and values just outside
-it (which must be refused); the property ``parameter_domains`` of ``fadesim.check`` calls the function with
+it (which must be refused); the property ``parameter_domains`` of ``fadesim.apps.check`` calls the function with
 them.
 """
 

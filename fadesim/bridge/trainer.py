@@ -42,7 +42,7 @@ class BridgeConfig:
     seed: int = 0
     keep_rollouts: bool = False
     # one row per rollout in BridgeTrainer.rollout_log (step, prompt, group, completion, reward, advantage, logprob,
-    # entropy, length): the table `fadesim analyze` reads (fadesim.analysis), a few numbers per rollout
+    # entropy, length): the table `fadesim analyze` reads (fadesim.apps.analysis), a few numbers per rollout
     log_rollouts: bool = False
     # on-policy guard: the mean |sampler log-prob - learner log-prob| per response token above which train_on
     # refuses the batch (float32 HF sampling agrees to ~1e-6; a bf16 engine or logits processing the learner

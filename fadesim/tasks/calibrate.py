@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 from scipy import optimize, special
 
+from fadesim.data import CODEX_APPS, data_file
 from fadesim.tasks.pass_rates import Beta, DifficultyDistribution, LogUniform, Mixture, PointMass
 
 #: families: parameters and how an unconstrained vector maps onto them
 FAMILIES = ("loguniform", "loguniform+unsolved", "beta")
 
-#: the published curve the llm regime is calibrated to (experiments/data/README.md gives its source)
-PUBLISHED = Path(__file__).resolve().parents[2] / "experiments" / "data" / "pass_at_k_codex_apps.csv"
+#: the published curve the llm regime is calibrated to (package data; fadesim/data/README.md gives its source)
+PUBLISHED = data_file(*CODEX_APPS)
 
 if TYPE_CHECKING:  # the task interface (docs/DESIGN.md section 6)
     from fadesim.tasks.protocol import Task

@@ -1,7 +1,8 @@
 """Difficulty distributions: where the prompts' initial pass rates come from.
 
 Each distribution samples pass rates with an explicit seed or ``numpy.random.Generator`` (no hidden
-randomness) and gives the exact pmf of k correct out of G, which ``theory`` uses for predictions.
+randomness) and gives the exact pmf of k correct out of G (``binomial_weights``, ``beta_binomial_weights``), which
+``theory`` uses for predictions.
 """
 
 from __future__ import annotations
@@ -10,12 +11,10 @@ import csv
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
-from scipy import stats
-
-from fadesim.theory.mass_profile import beta_binomial_weights
+from scipy import special, stats
 
 Seed = int | np.random.Generator
 
@@ -26,6 +25,26 @@ def _rng(seed: Seed) -> np.random.Generator:
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         return np.random.default_rng(int(seed))
     raise TypeError(f"seed must be an int or numpy Generator; got {type(seed).__name__}")
+
+
+def binomial_weights(p: Any, G: int) -> np.ndarray:
+    """P(k | G, p) for k = 0..G; shape p.shape + (G + 1,)."""
+    p = np.asarray(p, dtype=np.float64)
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("pass rate p must lie in [0, 1]")
+    return stats.binom.pmf(np.arange(G + 1), G, p[..., None])
+
+
+def beta_binomial_weights(a: float, b: float, G: int) -> np.ndarray:
+    """P(k | G) when p ~ Beta(a, b): C(G,k) B(k + a, G - k + b) / B(a, b)."""
+    if a <= 0 or b <= 0:
+        raise ValueError(f"Beta parameters must be positive; got a={a}, b={b}")
+    k = np.arange(G + 1)
+    log_pmf = (
+        special.gammaln(G + 1) - special.gammaln(k + 1) - special.gammaln(G - k + 1)
+        + special.betaln(k + a, G - k + b) - special.betaln(a, b)
+    )
+    return np.exp(log_pmf)
 
 
 class DifficultyDistribution:

@@ -7,11 +7,11 @@
   published APPS introductory pass@k (arXiv 2107.03374, Table 3: pass@1 = 0.0414, pass@5 = 0.0965,
   pass@1000 = 0.2502), sampled by stratified quantiles so the task's initial pass@k reproduces the curve.
   The chain task (sequences instead of answers) uses T = 4 tokens from V = 8 (4096 sequences), 3 correct.
-- ``math``: the family the literature protocol chose on published runs (``fadesim.literature.CHOSEN``; measured in
+- ``math``: the family the literature protocol chose on published runs (``fadesim.lab.literature.CHOSEN``; measured in
   ``paper_figures/README.md``, "The stratified split": 85.1% of published signs on the shipped settings, 82.9% on
   two settings never designed on), its difficulty calibrated to Qwen2.5-Math-7B's base pass@k on MATH (arXiv
   2506.01347, Table 1: pass@1 0.632 ... pass@256 0.969; a Beta fit to the shipped ``base`` rows,
-  ``experiments/data/literature/curves.csv``). Its task is ``sharpen``: 256 prompts of 64 answers, 4 correct, a
+  ``fadesim/data/literature/curves.csv``). Its task is ``sharpen``: 256 prompts of 64 answers, 4 correct, a
   Zipf(1) prior, a shared sharpening (c = 1) and a shared skill (d = 0.3), one prompt drawn a step, and every
   metric measured on 128 prompts held out of training (stratified by initial pass rate, so they keep the
   calibrated base curve). This is the regime whose pass@k can cross below the base, as published runs' does;
@@ -26,6 +26,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from fadesim.data import LITERATURE_CURVES, data_file
 from fadesim.tasks.calibrate import Calibration, calibrate, load_pass_at_k
 from fadesim.tasks.pass_rates import Stratified
 
@@ -33,7 +34,7 @@ REGIMES = ("toy", "llm", "math")
 
 #: the math regime's published base curve: the shipped literature setting it is calibrated to
 MATH_SETTING = "Qwen2.5-Math-7B / MATH"
-#: the math regime's sizes and its sharpen design (``fadesim.literature.CHOSEN``, checked equal in the tests)
+#: the math regime's sizes and its sharpen design (``fadesim.lab.literature.CHOSEN``, checked equal in the tests)
 MATH_SIZES: dict[str, Any] = {"n_prompts": 256, "n_answers": 64, "n_correct": 4, "prior": "zipf", "zipf_exponent": 1.0}
 MATH_SHARPEN: dict[str, Any] = {"sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1, "eval_prompts": 128,
                                 "eval_split": "stratified"}
@@ -48,10 +49,8 @@ def llm_calibration() -> Calibration:
 @lru_cache(maxsize=1)
 def math_calibration() -> Calibration:
     """The math regime's fit: a Beta to the shipped MATH base curve (``MATH_SETTING``'s ``base`` rows), as the
-    literature protocol calibrates it (``fadesim.literature.calibrated_task``)."""
-    from fadesim.literature import BASE, CURVES
-
-    curve = load_pass_at_k(CURVES, setting=MATH_SETTING, method=BASE)
+    literature protocol calibrates it (``fadesim.lab.literature.calibrated_task``)."""
+    curve = load_pass_at_k(data_file(*LITERATURE_CURVES), setting=MATH_SETTING, method="base")
     return calibrate({k: min(max(v, 1e-6), 1 - 1e-6) for k, v in curve.items()}, family="beta")
 
 

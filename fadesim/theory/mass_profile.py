@@ -15,34 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from fadesim.advantages.registry import info
+from fadesim.tasks.pass_rates import beta_binomial_weights, binomial_weights
 
 
 def canonical_groups(G: int) -> np.ndarray:
     """(G + 1, G) float64 rewards: row k has k ones followed by G - k zeros."""
     return (np.arange(G)[None, :] < np.arange(G + 1)[:, None]).astype(np.float64)
-
-
-def binomial_weights(p: Any, G: int) -> np.ndarray:
-    """P(k | G, p) for k = 0..G; shape p.shape + (G + 1,)."""
-    p = np.asarray(p, dtype=np.float64)
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("pass rate p must lie in [0, 1]")
-    return stats.binom.pmf(np.arange(G + 1), G, p[..., None])
-
-
-def beta_binomial_weights(a: float, b: float, G: int) -> np.ndarray:
-    """P(k | G) when p ~ Beta(a, b): C(G,k) B(k + a, G - k + b) / B(a, b)."""
-    if a <= 0 or b <= 0:
-        raise ValueError(f"Beta parameters must be positive; got a={a}, b={b}")
-    k = np.arange(G + 1)
-    log_pmf = (
-        special.gammaln(G + 1) - special.gammaln(k + 1) - special.gammaln(G - k + 1)
-        + special.betaln(k + a, G - k + b) - special.betaln(a, b)
-    )
-    return np.exp(log_pmf)
 
 
 @dataclass(frozen=True)

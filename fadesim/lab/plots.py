@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from fadesim.results import write_atomic, write_file_atomic
+from fadesim.lab.results import write_atomic, write_file_atomic
 
 
 def mean_ci(frame: pd.DataFrame, by: Sequence[str], value: str) -> pd.DataFrame:

@@ -401,7 +401,7 @@ def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compa
     """Analyse a run's rollout log into ``out`` (see the module docstring); returns the tables and paths."""
     from tqdm.auto import tqdm
 
-    from fadesim.literature import parse_advantages
+    from fadesim.lab.literature import parse_advantages
 
     if not 0.0 <= entropy_decay < 1.0:
         raise AnalysisError(f"entropy_decay must lie in [0, 1); got {entropy_decay}")
@@ -456,7 +456,7 @@ def analyze(path: str | Path, out: str | Path, *, advantage: str = "grpo", compa
 def _forecast(first: tuple[np.ndarray, np.ndarray] | None, n_steps: int) -> pd.DataFrame | None:
     """The simulator's GRPO pass@1 over the run's length, calibrated (literature protocol) to the first step's pass@k
     (unbiased, k = 1, 2, 4, ... up to the smallest group); None where the first step cannot calibrate it."""
-    from fadesim.literature import ProtocolSettings, predict
+    from fadesim.lab.literature import ProtocolSettings, predict
     from fadesim.tasks.calibrate import estimate_pass_at_k
 
     if first is None:

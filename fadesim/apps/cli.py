@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from fadesim.literature import CHOSEN
+from fadesim.lab.literature import CHOSEN
 from fadesim.tasks.sharpen import EVAL_SPLITS
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -79,7 +79,7 @@ def card_text(prof: Any, a: float, b: float, drift: Any) -> str:
 
 def cmd_card(args: argparse.Namespace) -> int:
     import fadesim
-    from fadesim.plots import advantage_card_figure
+    from fadesim.lab.plots import advantage_card_figure
     from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
 
     params = parse_params(args.param)
@@ -144,7 +144,7 @@ DECLARABLE = ("mean_centred", "scale_invariant", "needs_logprobs", "needs_signal
 
 def cmd_check(args: argparse.Namespace) -> int:
     import fadesim
-    from fadesim.check import PROPERTIES, AdvantageSpec, spec_from_registry
+    from fadesim.apps.check import PROPERTIES, AdvantageSpec, spec_from_registry
 
     only = list(dict.fromkeys(args.only or [])) or None
     for prop in only or []:
@@ -183,7 +183,7 @@ def _report(spec: Any, examples: int, what: str, only: list[str] | None = None) 
     """Run the suite and print properties (the mathematics) and contract items (warnings with their fix), then the
     mass card. Exit status 1 if a property fails; contract findings alone give 0."""
     import fadesim
-    from fadesim.check import run_checks
+    from fadesim.apps.check import run_checks
     from fadesim.theory.entropy import EXAMPLE_CORRECT, EXAMPLE_LOGITS, expected_entropy_drift
 
     declared = [p for p, on in (("mean_centred", spec.mean_centred), ("scale_invariant", spec.scale_invariant)) if on]
@@ -232,7 +232,7 @@ def _report(spec: Any, examples: int, what: str, only: list[str] | None = None) 
 
 # ----------------------------------------------------------------------------- simulate
 def cmd_simulate(args: argparse.Namespace) -> int:
-    from fadesim.plots import simulation_figure
+    from fadesim.lab.plots import simulation_figure
     from fadesim.sim import SimConfig, simulate
     from fadesim.tasks import make_task
 
@@ -261,18 +261,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
-    from fadesim.literature import (BASE, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_task, for_task,
-                                    load_curves, load_methods, parse_advantages, predict, run_setting, summary_line)
-    from fadesim.plots import forecast_figure
+    from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_task,
+                                        for_task, load_curves, load_methods, parse_advantages, predict, run_setting,
+                                        summary_line)
+    from fadesim.lab.plots import forecast_figure
 
-    curves = load_curves(args.curves)
+    source = args.curves or CURVES
+    curves = load_curves(source)
     settings_found = list(dict.fromkeys(curves.setting))
     if args.setting is None and len(settings_found) > 1:
-        raise CLIError(f"{args.curves} has {len(settings_found)} settings; choose one with --setting: "
+        raise CLIError(f"{source} has {len(settings_found)} settings; choose one with --setting: "
                        + ", ".join(repr(s) for s in settings_found))
     setting = args.setting if args.setting is not None else settings_found[0]
     if setting not in settings_found:
-        raise CLIError(f"no setting {setting!r} in {args.curves}; it has " + ", ".join(repr(s) for s in settings_found))
+        raise CLIError(f"no setting {setting!r} in {source}; it has " + ", ".join(repr(s) for s in settings_found))
     advantages = parse_advantages(args.advantages)
     given = {name: getattr(args, name) for name in SHARPEN_ONLY if getattr(args, name) is not None}
     if given and args.task != "sharpen":
@@ -391,14 +393,15 @@ def build_parser() -> argparse.ArgumentParser:
                        "schema: setting,source,method,k,pass_at_k), fix the training length by the pass@1 your GRPO "
                        "run reached (or a number of steps), and predict each advantage's pass@k and entropy there. "
                        "Where the setting has published methods, they are scored as experiments/literature.py does.")
-    p.add_argument("--curves", required=True, help="CSV with your base rows (method 'base', two k or more)")
+    p.add_argument("--curves", help="CSV with your base rows (method 'base', two k or more; default: the shipped "
+                   "published curves, fadesim/data/literature/curves.csv)")
     p.add_argument("--setting", help="which setting of the file (needed when it has several)")
     p.add_argument("--methods", help="methods CSV mapping published methods to advantages (default: the shipped one)")
     p.add_argument("--advantages", required=True, help="comma-separated, e.g. grpo,psr,w_reinforce:lam=0.1,fade")
     length = p.add_mutually_exclusive_group()
     length.add_argument("--grpo-pass1", type=float, help="the pass@1 your GRPO run reached: fixes the length")
     length.add_argument("--steps", type=int, help="a training length in simulator steps instead")
-    # the defaults are the family the literature protocol chose (fadesim.literature.CHOSEN)
+    # the defaults are the family the literature protocol chose (fadesim.lab.literature.CHOSEN)
     p.add_argument("--task", default=CHOSEN["task"], choices=["bandit", "linear_softmax", "chain", "sharpen"],
                    help="task family (default: the chosen sharpen family; another family takes no sharpen setting)")
     p.add_argument("--sharpen-scale", type=float, default=None,
@@ -440,7 +443,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    from fadesim.analysis import AnalysisError, analyze
+    from fadesim.apps.analysis import AnalysisError, analyze
 
     try:
         res = analyze(args.path, args.out, advantage=args.advantage, compare=args.compare, threshold=args.threshold,

@@ -1,0 +1,126 @@
+"""The protocol (steps a-d) on one setting, by one of its two engines: the jax simulator (``run_setting``) or the
+mean-field Adam path of the shared directions (``first_order_setting``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Mapping
+
+import numpy as np
+import pandas as pd
+
+from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, match_length, match_reference,
+                                             nearest_step, pass_at_k_frame, scored_setting, sim_config)
+from fadesim.lab.literature.published import BASE, Method, reference_method
+
+
+def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
+                settings: ProtocolSettings) -> dict[str, Any]:
+    """The protocol (a-d) on one setting; returns its table, comparisons and chosen length (``settings.engine``
+    "first_order": ``first_order_setting`` instead of the simulator)."""
+    from fadesim.lab.stats import ci95, split_seeds
+    from fadesim.sim import simulate
+
+    if settings.engine == "first_order":
+        return first_order_setting(setting, curves, methods, settings)
+    pub = curves[curves.setting == setting]
+    ks = sorted(int(k) for k in pub.k.unique())
+    base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
+    task, cal = calibrated_task(settings, base_curve)
+    ref = reference_method(setting, curves, methods)
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
+                             "the literature protocol")
+    published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    simulated_names = [m for m in published_names if m in methods]
+    target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+    length, reached, grid = match_reference(task, settings, tune, target, ks)
+
+    frames, read_at, entropy = [], {}, []
+    for name in simulated_names:
+        m = methods[name]
+        want = m.steps_scale * length
+        # the run's length depends on steps_scale and max_steps only, not on the setting's matched length, so one
+        # compiled program serves every setting (the tasks share their shapes)
+        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        res = simulate(task, sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
+        if settings.match == "pass@1":
+            at, _ = match_length(res.steps, res.metrics["pass@1"][0].mean(axis=0), target)
+        else:
+            at = nearest_step(res.steps[1:], want)
+        read_at[name] = int(at)
+        df = pass_at_k_frame(res, ks)
+        frames.append(df[df.step == at].assign(method=name))
+        nats = np.asarray(res.metrics["entropy"][0])  # (seeds, logged steps): the policy's mean entropy
+        mean, half = ci95(nats[:, list(res.steps).index(at)])
+        entropy.append({"method": name, "step": int(at), "entropy": mean, "ci95": half})
+        if name == simulated_names[0]:
+            frames.append(df[df.step == 0].assign(method=BASE))
+            mean, half = ci95(nats[:, 0])
+            entropy.insert(0, {"method": BASE, "step": 0, "entropy": mean, "ci95": half})
+    runs = pd.concat(frames, ignore_index=True)
+    table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
+    table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
+    table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
+    return scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
+                           length, reached, read_at, grid, pd.DataFrame(entropy))
+
+
+def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
+                        settings: ProtocolSettings) -> dict[str, Any]:
+    """The protocol (a-d) on one setting with each simulated run replaced by its first-order path
+    (``fadesim.theory.crossing.adam_path``: the shared sharpness and skill moved at Adam's expected speed, the SNR
+    of each read exactly), read on the held-out evaluation prompts, whose pass@k is then an exact function of the
+    path. A prediction of what ``run_setting`` will measure, made without drawing a rollout: the sharpen task under
+    per-entry ``adam`` with ``eval_prompts`` > 0 only (elsewhere the per-prompt logits, which the path leaves out,
+    move what is measured). Same keys as ``run_setting`` (the table's ci95 empty: no seeds)."""
+    from fadesim.theory.crossing import adam_path
+
+    dataclasses.replace(settings, engine="first_order")  # refuses a task, optimizer or evaluation it cannot serve
+    pub = curves[curves.setting == setting]
+    ks = sorted(int(k) for k in pub.k.unique())
+    base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
+    task, cal = calibrated_task(settings, base_curve)
+    held = np.asarray(task.evaluated(), dtype=bool)
+    ref = reference_method(setting, curves, methods)
+    target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+
+    def curve(advantage: str, params: Mapping[str, Any], steps: int) -> pd.DataFrame:
+        """(step, k, pass_at_k, entropy) on the held-out prompts along the advantage's path."""
+        path = adam_path(task, advantage, settings.G, steps, settings.lr, settings.prompts_per_step,
+                         settings.log_every, **params)
+        theta = np.zeros(task.logits0.shape)
+        rows = []
+        for t, sv, gv in zip(path["step"], path["s"], path["g"]):
+            prm = {"s": np.float64(sv), "theta": theta, **({"g": np.float64(gv)} if task.skill_scale else {})}
+            exact = task.exact(prm, np)
+            p, nats = np.asarray(exact["pass_rate"])[held], float(np.mean(np.asarray(exact["entropy"])[held]))
+            rows += [{"step": int(t), "k": k, "pass_at_k": float(np.mean(1 - (1 - p) ** k)), "entropy": nats}
+                     for k in ks]
+        return pd.DataFrame(rows)
+
+    grid = curve("grpo", {}, settings.max_steps)
+    p1 = grid[grid.k == 1]
+    length, reached = match_length(p1.step, p1.pass_at_k, target)
+    published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    simulated_names = [m for m in published_names if m in methods]
+    frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
+    entropy = [{"method": BASE, "step": 0, "entropy": float(grid[grid.step == 0].entropy.iloc[0]), "ci95": float("nan")}]
+    for name in simulated_names:
+        m = methods[name]
+        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        df = curve(m.advantage, m.params, steps)
+        if settings.match == "pass@1":
+            q = df[df.k == 1]
+            at, _ = match_length(q.step, q.pass_at_k, target)
+        else:
+            at = nearest_step(sorted(set(df.step))[1:], m.steps_scale * length)
+        read_at[name] = int(at)
+        frames.append(df[df.step == at].assign(method=name))
+        entropy.append({"method": name, "step": int(at), "entropy": float(df[df.step == at].entropy.iloc[0]),
+                        "ci95": float("nan")})
+    simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]].rename(
+        columns={"pass_at_k": "simulated"}).assign(ci95=float("nan"))
+    return scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
+                           read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
+                               drop=True), pd.DataFrame(entropy))

@@ -1,0 +1,142 @@
+"""The protocol for a user's own model: what each advantage will do to a model whose base pass@k is known
+(``predict``), and the whole grid of training lengths written before a run (``prediction_grid``, read after it
+by ``read_prediction``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, match_length, match_reference,
+                                             nearest_step, sim_config)
+from fadesim.lab.literature.published import BASE
+
+
+# ----------------------------------------------------------------------------- prediction for a user's own model
+def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """``"grpo,w_reinforce:lam=0.1,fade"`` -> [(label, name, params)], each checked against the registry and its
+    parameters' declared domains (a ValueError naming the entry)."""
+    from fadesim.advantages.domains import parse_assignments
+    from fadesim.advantages.registry import info
+
+    out = []
+    for entry in (e.strip() for e in text.split(",")):
+        if not entry:
+            continue
+        name, *items = entry.split(":")
+        try:
+            params = parse_assignments(items)
+        except ValueError:
+            raise ValueError(f"advantage entry {entry!r}: parameters are name:key=value[:key=value]") from None
+        try:
+            info(name).check_params(**params)
+        except KeyError as err:
+            raise ValueError(f"advantage entry {entry!r}: {err.args[0]}") from None
+        except ValueError as err:
+            raise ValueError(f"advantage entry {entry!r}: {err}") from None
+        out.append((entry, name, params))
+    if not out:
+        raise ValueError("give at least one advantage, e.g. grpo,psr,fade")
+    return out
+
+
+def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: int | None = None
+            ) -> dict[str, Any]:
+    """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
+
+    The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
+    is either ``steps`` or the step where simulated GRPO (tuning seeds) reaches ``grpo_pass1``, the pass@1 the user
+    reached with GRPO (exactly one of the two); each advantage is trained on the held-out seeds and read there.
+    Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
+    (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target."""
+    from fadesim.lab.stats import ci95, split_seeds
+    from fadesim.sim import simulate
+
+    if (grpo_pass1 is None) == (steps is None):
+        raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
+    if len(base_curve) < 2:
+        raise ValueError("the base curve needs pass@k at two k or more")
+    ks = sorted(int(k) for k in base_curve)
+    task, cal = calibrated_task(settings, base_curve)
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds), "fadesim predict")
+    if grpo_pass1 is not None:
+        if not 0.0 < grpo_pass1 < 1.0:
+            raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
+        length, reached, _ = match_reference(task, settings, tune, grpo_pass1, ks)
+    else:
+        if isinstance(steps, bool) or int(steps) != steps or steps < 1:
+            raise ValueError(f"steps must be a positive integer; got {steps!r}")
+        length, reached = int(steps), True
+    run_steps = max(settings.log_every, int(math.ceil(length / settings.log_every)) * settings.log_every)
+    base_rows, rows, paths = [], [], []
+    for label, name, params in advantages:
+        res = simulate(task, sim_config(settings, name, params, run_steps, ks), seeds=held)
+        at = nearest_step(res.steps[1:], length)
+        i = list(res.steps).index(at)
+        if not base_rows:  # step 0: the calibrated base, the same in every run
+            base_rows = [{"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]), "ci95": 0.0}
+                         for k in ks]
+        for k in ks:
+            mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
+            rows.append({"label": label, "k": k, "pass_at_k": mean, "ci95": half})
+        keep = res.steps <= at
+        paths.append(pd.DataFrame({"label": label, "step": res.steps[keep],
+                                   "pass@1": res.metrics["pass@1"][0].mean(axis=0)[keep],
+                                   "entropy": res.metrics["entropy"][0].mean(axis=0)[keep]}))
+    table = pd.DataFrame(base_rows + rows)
+    return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": int(length),
+            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve)}
+
+
+def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+                    settings: ProtocolSettings, metrics: Sequence[str] = ()) -> pd.DataFrame:
+    """The protocol's prediction over every training length, made before a run: what each advantage does to a model
+    whose base pass@k is ``base_curve``, at each logged step 0 .. ``settings.max_steps``.
+
+    The task is calibrated to the base curve (step a); GRPO runs on the tuning seeds (its pass@1 path is where a
+    measured GRPO pass@1 is later matched, step b: rows with ``seeds == "tune"``, k = 1 only) and every advantage
+    runs on the held-out seeds (rows with ``seeds == "held"``: the values compared, step c). Columns: label, seeds,
+    step, k, pass_at_k (mean over seeds), ci95, entropy (mean policy entropy, nats), then one column per name in
+    ``metrics`` (further simulator metrics, mean over seeds: e.g. ``logit_norm``, ``pass@1_hard``).
+    ``read_prediction`` picks the point of the grid that a measured GRPO pass@1 selects."""
+    from fadesim.lab.stats import ci95, split_seeds
+    from fadesim.sim import simulate
+
+    if len(base_curve) < 2:
+        raise ValueError("the base curve needs pass@k at two k or more")
+    ks = sorted(int(k) for k in base_curve)
+    task, _ = calibrated_task(settings, base_curve)
+    tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
+                             "the prediction grid")
+    runs = [("grpo", "tune", "grpo", {}, tune)] + [(label, "held", name, params, held)
+                                                  for label, name, params in advantages]
+    rows = []
+    for label, which, name, params, seeds in runs:
+        res = simulate(task, sim_config(settings, name, params, settings.max_steps, ks), seeds=seeds)
+        entropy = res.metrics["entropy"][0].mean(axis=0)
+        extra = {name: res.metric(name)[0].mean(axis=0) for name in metrics}
+        for i, step in enumerate(res.steps):
+            for k in ks if which == "held" else [1]:
+                mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
+                rows.append({"label": label, "seeds": which, "step": int(step), "k": k, "pass_at_k": mean,
+                             "ci95": half, "entropy": float(entropy[i]),
+                             **{name: float(values[i]) for name, values in extra.items()}})
+    return pd.DataFrame(rows)
+
+
+def read_prediction(grid: pd.DataFrame, grpo_pass1: float, reference: str = "grpo") -> tuple[pd.DataFrame, int, bool]:
+    """(the held-out rows of ``prediction_grid``'s table at the step where the tuning seeds' simulated
+    ``reference`` pass@1 first reaches ``grpo_pass1`` (``match_length``), that step, whether it was reached).
+    Step 0's rows are the calibrated base (label ``base``)."""
+    path = grid[(grid.label == reference) & (grid.seeds == "tune") & (grid.k == 1)].sort_values("step")
+    if path.empty:
+        raise ValueError(f"the grid has no tuning-seed {reference!r} pass@1 path to match on")
+    step, reached = match_length(path.step.tolist(), path.pass_at_k.tolist(), float(grpo_pass1))
+    held = grid[grid.seeds == "held"]
+    at = held[held.step == step][["label", "k", "pass_at_k", "ci95", "entropy"]]
+    base = held[(held.step == 0) & (held.label == held.label.iloc[0])][["label", "k", "pass_at_k", "ci95", "entropy"]]
+    base = base.assign(label=BASE, ci95=0.0)
+    return pd.concat([base, at], ignore_index=True), int(step), bool(reached)
