@@ -232,8 +232,9 @@ def test_the_shared_prefix_learner_equals_the_full_forward_pass(min_new_tokens):
     torch.testing.assert_close(logp_mixed, logp_full)
 
 
+@pytest.mark.parametrize("sampler", ["multinomial", "inverse_cdf"])
 @pytest.mark.parametrize("min_new_tokens", [0, 1])
-def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_tokens):
+def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_tokens, sampler):
     """HFBackend(shared_prefix=True): its own sampling loop on one prefill per prompt. The learner scores its
     tokens as the sampler did (1e-5), the same seed gives the same rollouts, and first-token frequencies over
     4000 draws match the model's probabilities (each within 4 standard errors)."""
@@ -241,7 +242,8 @@ def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_
     tok = CharTokenizer(task.alphabet)
     model = tiny_model(tok.vocab_size).eval()
     problems = task.sample(np.random.default_rng(0), 4)
-    backend = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=min_new_tokens, shared_prefix=True)
+    backend = HFBackend(model, tok, max_new_tokens=4, min_new_tokens=min_new_tokens, shared_prefix=True,
+                        sampler=sampler)
     ro = backend.generate([p.prompt for p in problems], 3, seed=5)
     ro.validate()
     assert ro.group_size == 3 and len(ro.completions) == 12 and ro.prompt_mask is not None
@@ -253,8 +255,8 @@ def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_
     again = backend.generate([p.prompt for p in problems], 3, seed=5)
     assert torch.equal(again.sequences, ro.sequences) and again.completions == ro.completions
     n = 4000
-    first = HFBackend(model, tok, max_new_tokens=1, min_new_tokens=min_new_tokens, shared_prefix=True).generate(
-        [problems[0].prompt], n, seed=7)
+    first = HFBackend(model, tok, max_new_tokens=1, min_new_tokens=min_new_tokens, shared_prefix=True,
+                      sampler=sampler).generate([problems[0].prompt], n, seed=7)
     with torch.no_grad():
         logits = model(first.sequences[:1, :first.prompt_length]).logits[0, -1].float()
     if min_new_tokens:
@@ -263,6 +265,28 @@ def test_the_shared_prefix_sampler_draws_from_the_learners_distribution(min_new_
     freq = np.bincount(first.response_ids[:, 0].numpy(), minlength=len(probs)) / n
     se = np.sqrt(probs * (1 - probs) / n)
     assert (np.abs(freq - probs) <= 4 * se + 1e-12).all()
+    if min_new_tokens:  # a probability-0 token (the forbidden eos) is never drawn
+        assert freq[tok.eos_token_id] == 0
+
+
+def test_the_inverse_cdf_draw_is_exact_on_a_hand_made_distribution():
+    """Frequencies within 4 standard errors of the probabilities over 20000 rows, zero-probability entries never
+    drawn (also at the ends of the vocabulary), the same generator seed the same tokens; a bad sampler name refused."""
+    from fadesim.bridge.backends import draw
+
+    probs = torch.tensor([0.0, 0.1, 0.0, 0.25, 0.6, 0.05, 0.0]).repeat(20000, 1)
+    tokens = draw(probs, torch.Generator().manual_seed(0), "inverse_cdf")
+    freq = np.bincount(tokens.numpy(), minlength=7) / len(tokens)
+    p = probs[0].numpy()
+    assert (np.abs(freq - p) <= 4 * np.sqrt(p * (1 - p) / len(tokens)) + 1e-12).all() and freq[[0, 2, 6]].sum() == 0
+    assert torch.equal(tokens, draw(probs, torch.Generator().manual_seed(0), "inverse_cdf"))
+    unnormalised = draw(probs * 3.0, torch.Generator().manual_seed(0), "inverse_cdf")  # scaled by the row total
+    assert torch.equal(tokens, unnormalised)
+    tok = CharTokenizer("ab")
+    with pytest.raises(ValueError, match="sampler must be one of"):
+        HFBackend(tiny_model(tok.vocab_size), tok, shared_prefix=True, sampler="gumbel")
+    with pytest.raises(ValueError, match="sampler applies to the shared-prefix loop"):
+        HFBackend(tiny_model(tok.vocab_size), tok, sampler="inverse_cdf")
 
 
 @pytest.mark.parametrize("min_new_tokens", [0, 1, 2])

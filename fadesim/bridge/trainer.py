@@ -111,12 +111,14 @@ def _response_logits(model: torch.nn.Module, ro: Rollouts, shared_prefix: bool |
     return logits[:, start:start + T]
 
 
-def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts, *, shared_prefix: bool | None = None
-                               ) -> tuple[torch.Tensor, torch.Tensor]:
+def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts, *, shared_prefix: bool | None = None,
+                               entropy_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
     """Per response token: log pi(token) and the entropy of the next-token distribution, (N, T) each, both
     under the distribution the sampler drew from (the model's, with eos masked at the first
     ``ro.min_new_tokens`` positions). ``shared_prefix``: None (each group's prompt once where possible), True
-    (required), False (one pass over every full sequence); see ``_response_logits``."""
+    (required), False (one pass over every full sequence); see ``_response_logits``. ``entropy_grad=False``
+    computes the entropy outside autograd (the same numbers; the trainer logs it and feeds FADE's signal but never
+    differentiates it, and the (N, T, V) intermediates are then freed at once)."""
     T = ro.response_mask.shape[1]
     step_logits = _response_logits(model, ro, shared_prefix)
     m = min(ro.min_new_tokens, T)
@@ -127,7 +129,10 @@ def token_logprobs_and_entropy(model: torch.nn.Module, ro: Rollouts, *, shared_p
     logp_all = torch.log_softmax(step_logits, dim=-1)
     ids = ro.response_ids.to(logp_all.device)
     logp = logp_all.gather(-1, ids[..., None])[..., 0]
-    return logp, entropy_from_logprobs(logp_all)
+    if entropy_grad:
+        return logp, entropy_from_logprobs(logp_all)
+    with torch.no_grad():
+        return logp, entropy_from_logprobs(logp_all)
 
 
 def unbiased_pass_at_k(correct: np.ndarray, k: int) -> float:
@@ -187,7 +192,7 @@ class BridgeTrainer:
         t_scored = time.perf_counter()
         if self.cfg.epochs == 1:  # one forward pass serves both: at the first epoch the learner's parameters are the
             # old ones, so logp_old is that pass's log-probs, detached (the ratio is exactly 1, as with two passes)
-            logp_first, ent = token_logprobs_and_entropy(self.model, ro)
+            logp_first, ent = token_logprobs_and_entropy(self.model, ro, entropy_grad=False)
             logp_old, ent = logp_first.detach(), ent.detach()
         else:
             with torch.no_grad():
