@@ -1,0 +1,52 @@
+"""Results a reader can find: the at-a-glance table in README.md and paper_figures/README.md is what
+experiments/at_a_glance.py computes from the committed tables (so a number cannot drift from them), the top READMEs
+stay a page, and every relative link or image in the project's Markdown points to a file that exists."""
+
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+import at_a_glance  # noqa: E402 - a script of experiments/, importable once that folder is on sys.path
+
+
+def test_both_readmes_hold_the_table_the_committed_tables_give():
+    assert at_a_glance.main(["--check"]) == 0
+    for path in at_a_glance.READMES:
+        block = path.read_text().split(at_a_glance.START)[1].split(at_a_glance.END)[0]
+        assert block.count("\n| ") >= 8  # the header and a row per result
+
+
+def test_a_drifted_number_is_caught(tmp_path, monkeypatch, capsys):
+    copies = []
+    for path in at_a_glance.READMES:
+        copy = tmp_path / path.relative_to(ROOT)
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(path.read_text())
+        copies.append(copy)
+    monkeypatch.setattr(at_a_glance, "READMES", tuple(copies))
+    monkeypatch.setattr(at_a_glance, "ROOT", tmp_path)  # (the tables read stay the committed ones, FIGURES)
+    assert at_a_glance.main(["--check"]) == 0  # the copies as they are: up to date
+    assert "262/308" in copies[1].read_text()
+    copies[1].write_text(copies[1].read_text().replace("262/308", "263/308"))  # one number drifts
+    assert at_a_glance.main(["--check"]) == 1
+    assert "stale at-a-glance table in paper_figures/README.md" in capsys.readouterr().err
+    assert at_a_glance.main([]) == 0 and "262/308" in copies[1].read_text()  # rewritten from the tables
+
+
+def test_the_top_readmes_are_a_page():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 150
+    assert len((ROOT / "paper_figures" / "README.md").read_text().splitlines()) <= 150
+
+
+def test_every_relative_link_in_the_markdown_resolves():
+    files = [p for p in ROOT.rglob("*.md") if not {".venv", ".cache", "results", ".pytest_cache"} & set(p.parts)]
+    broken = []
+    for path in files:
+        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+            if re.match(r"[a-z]+://", target) or target.startswith("#") or not re.search(r"[./]", target):
+                continue  # a web address, an anchor, or mathematics such as E[M+](p)
+            if not (path.parent / target.split("#")[0]).exists():
+                broken.append(f"{path.relative_to(ROOT)} -> {target}")
+    assert len(files) > 15 and broken == []
