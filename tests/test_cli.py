@@ -211,13 +211,18 @@ def test_simulate(tmp_path, capsys):
     assert "grpo on neural" in out and "weight_norm" in out and png.exists()
 
 
-@pytest.mark.parametrize("sub", [[], ["list"], ["card"], ["check"], ["simulate"]])
+@pytest.mark.parametrize("sub", [[], ["list"], ["card"], ["check"], ["simulate"], ["predict"], ["analyze"]])
 def test_help_is_clear(sub, capsys):
     with pytest.raises(SystemExit) as exc:
         main([*sub, "--help"])
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith("usage: fadesim") and len(out.splitlines()) > 3
+    if not sub:  # the usage line names every command the parser has (six), not a stale subset
+        from fadesim.apps.cli import build_parser
+
+        commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+        assert len(commands) == 6 and "{" + ",".join(commands) + "}" in out.splitlines()[0]
 
 
 def test_console_script_is_installed():

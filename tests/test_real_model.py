@@ -132,7 +132,14 @@ def test_the_three_phases_end_to_end(tmp_path, capsys):
     assert "is not committed" in text.err  # a prediction outside git is flagged before training
     lines = text.out.strip().splitlines()
     assert lines[-1].startswith("mean step time: ") and any(line.startswith("real model, end (step 2") for line in lines)
-    assert any("NSR never below base" in line and ("PREDICTED" in line) for line in lines)
+    effects = [line for line in lines if "end of training" in line and " on tiny (" in line]
+    assert any("NSR never below base" in line for line in effects)
+    for line in effects:  # PREDICTED exactly when the prediction said what was measured ("NOT PREDICTED" is not it)
+        measured = ": CONFIRMED on tiny" in line
+        assert measured != (": NOT CONFIRMED on tiny" in line)
+        said_yes = line.endswith("the prediction said yes)")
+        assert said_yes != line.endswith("the prediction said no)")
+        assert ("(PREDICTED:" in line) == (said_yes == measured) and ("(NOT PREDICTED:" in line) == (said_yes != measured)
     measured = pd.read_csv(out / "quick" / "figures" / "real_model_measured.csv")
     assert set(measured.method) == {BASE, "grpo", "psr", "nsr"} and set(measured.k) == {1, 2, 4, 8}
     steps = pd.read_csv(out / "quick" / "figures" / "real_model_steps.csv")

@@ -330,7 +330,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="fadesim", description="Check what an advantage function does to RL "
                                  "post-training: exact gradient-mass cards, property checks, quick simulations.")
-    sub = ap.add_subparsers(dest="command", required=True, metavar="{list,card,check,simulate}")
+    sub = ap.add_subparsers(dest="command", required=True)  # argparse lists every command in the usage line
 
     sub.add_parser("list", help="table of registered advantages", description="List registered advantages: "
                    "name, arXiv id, parameters with defaults, mean-centred or not, what they need.")

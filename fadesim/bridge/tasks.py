@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -12,6 +12,14 @@ import numpy as np
 class Problem:
     prompt: str
     answer: str
+
+
+@runtime_checkable
+class ProblemSource(Protocol):
+    """What the bridge trains on: ``sample(rng, n)`` gives n problems (prompt and verifiable answer) drawn with the
+    given generator (every task here; a user's own dataset wrapped the same way)."""
+
+    def sample(self, rng: np.random.Generator, n: int) -> list[Problem]: ...
 
 
 @dataclass(frozen=True)
@@ -148,7 +156,7 @@ class TaskMixture:
     parts: tuple[Any, ...]
 
     def __post_init__(self) -> None:
-        if not self.parts or not all(hasattr(t, "sample") for t in self.parts):
+        if not self.parts or not all(isinstance(t, ProblemSource) for t in self.parts):
             raise ValueError("TaskMixture needs one or more tasks, each with sample(rng, n)")
 
     def sample(self, rng: np.random.Generator, n: int) -> list[Problem]:
@@ -156,7 +164,7 @@ class TaskMixture:
         return [problem for i in which for problem in self.parts[int(i)].sample(rng, 1)]
 
 
-def distinct_problems(task: Any, n: int, seed: int, max_draws: int = 100_000) -> list[Problem]:
+def distinct_problems(task: ProblemSource, n: int, seed: int, max_draws: int = 100_000) -> list[Problem]:
     """``n`` problems of ``task`` with distinct prompts, in a fixed order for a seed (an evaluation set); a
     ValueError where the task has fewer than ``n`` distinct prompts."""
     rng = np.random.default_rng(seed)

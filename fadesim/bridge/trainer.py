@@ -20,6 +20,7 @@ import fadesim
 from fadesim.advantages.calling import AdvantageCall, mass_metrics, smoothed_entropy
 from fadesim.bridge.backends import Rollouts, _keeps_logits, entropy_from_logprobs, shared_prefill
 from fadesim.bridge.rewards import RewardFn, exact_match, score
+from fadesim.bridge.tasks import ProblemSource
 from fadesim.tasks.calibrate import estimate_pass_at_k
 
 LOSS_AGGREGATIONS = ("token_mean", "seq_mean", "token_sum")
@@ -142,7 +143,7 @@ def unbiased_pass_at_k(correct: np.ndarray, k: int) -> float:
 
 
 class BridgeTrainer:
-    def __init__(self, model: torch.nn.Module, backend: Any, task: Any, *, reward_fn: RewardFn = exact_match,
+    def __init__(self, model: torch.nn.Module, backend: Any, task: ProblemSource, *, reward_fn: RewardFn = exact_match,
                  config: BridgeConfig | None = None) -> None:
         self.model, self.backend, self.task, self.reward_fn = model, backend, task, reward_fn
         # dropout off: the PPO ratio and the logged log-probs/entropy need deterministic forward passes

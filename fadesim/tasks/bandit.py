@@ -8,7 +8,7 @@ solution and rarer ones), so that diversity can be gained or lost.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -83,6 +83,12 @@ class Bandit:
     logits0: np.ndarray  # (N, K) initial logits
     correct: np.ndarray  # (N, K) bool
     name: str = "bandit"
+    #: every training prompt trains at every step (a class constant: not a parameter of this family)
+    prompts_per_step: ClassVar[int] = 0
+
+    def evaluated(self) -> None:
+        """No prompt is held out: every logged metric averages all of them."""
+        return None
 
     @property
     def n_prompts(self) -> int:

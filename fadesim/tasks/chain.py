@@ -11,7 +11,7 @@ an initial pass rate of exactly p.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,12 @@ class Chain:
     table0: np.ndarray  # (N, T, V, V); step 0 reads row previous = 0 (the start state)
     targets: np.ndarray  # (N, C, T) int: the correct sequences
     name: str = "chain"
+    #: every training prompt trains at every step (a class constant: not a parameter of this family)
+    prompts_per_step: ClassVar[int] = 0
+
+    def evaluated(self) -> None:
+        """No prompt is held out: every logged metric averages all of them."""
+        return None
 
     @property
     def n_prompts(self) -> int:

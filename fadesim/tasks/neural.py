@@ -26,7 +26,7 @@ hand (written once for numpy and jax.numpy, so the numpy reference runs the same
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -66,6 +66,12 @@ class Neural:
     U0: np.ndarray  # (H, V) unembedding
     c0: np.ndarray  # (V,)
     name: str = "neural"
+    #: every training prompt trains at every step (a class constant: not a parameter of this family)
+    prompts_per_step: ClassVar[int] = 0
+
+    def evaluated(self) -> None:
+        """No prompt is held out: every logged metric averages all of them."""
+        return None
 
     @property
     def n_prompts(self) -> int:

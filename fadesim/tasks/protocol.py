@@ -14,8 +14,10 @@ import numpy as np
 
 #: the per-prompt exact quantities ``Task.exact`` returns, each of shape (n_prompts,)
 EXACT_KEYS = ("pass_rate", "entropy", "distinct_correct", "correct_entropy", "logit_norm")
-#: what ``Task.rollout`` returns besides optional ``token_entropy`` (per sampled token, sequence tasks)
+#: what ``Task.rollout`` returns; optionally also ``token_entropy`` (per sampled token, sequence tasks) and
+#: ``group_weight`` ((N,): N / B on the B groups a prompt mini-batch drew, 0 elsewhere; tasks with ``prompts_per_step``)
 ROLLOUT_KEYS = ("actions", "logprobs", "rewards")
+OPTIONAL_ROLLOUT_KEYS = ("token_entropy", "group_weight")
 
 
 @runtime_checkable
@@ -23,9 +25,15 @@ class Task(Protocol):
     """A simulated prompt set with a policy over answers (or token sequences) and binary rewards."""
 
     name: str
+    #: prompts one step draws and trains on (0: every training prompt; a mini-batch task returns ``group_weight``)
+    prompts_per_step: int
 
     @property
     def n_prompts(self) -> int: ...
+
+    def evaluated(self) -> Any:
+        """The (N,) bool mask of the prompts held out of training, on which every logged metric is measured; None
+        where the task trains and measures on every prompt."""
 
     def init_params(self, xp: Any, dtype: Any) -> dict[str, Any]:
         """The trainable parameters at the start (the calibrated initial policy)."""
@@ -50,15 +58,24 @@ class Task(Protocol):
         """Scalars describing the parameters (weight norm, effective rank, sharpness; ``{}`` where none)."""
 
 
-def evaluated(task: Any) -> Any:
+@runtime_checkable
+class AnswerSpaceTask(Task, Protocol):
+    """A task whose policy is a softmax over a fixed answer set per prompt (bandit, linear_softmax, sharpen): its
+    logits are what the exact entropy signal and the crossing theory read."""
+
+    def logits(self, params: dict[str, Any], xp: Any) -> Any:
+        """(N, K) logits of the current policy."""
+
+
+def evaluated(task: Task) -> Any:
     """The (N,) mask of the prompts a task holds out of training and measures on (``task.evaluated()``, e.g.
-    ``make_sharpen(eval_prompts=M)``), or None where it trains and measures on every prompt (every other task)."""
-    return task.evaluated() if hasattr(task, "evaluated") else None
+    ``make_sharpen(eval_prompts=M)``), or None where it trains and measures on every prompt."""
+    return task.evaluated()
 
 
-def groups_per_step(task: Any) -> int:
+def groups_per_step(task: Task) -> int:
     """How many groups one training step's batch holds: the task's prompt mini-batch where it draws one
     (``make_sharpen(prompts_per_step=B)``), else every prompt it trains on (all but ``evaluated``'s)."""
-    held = evaluated(task)
-    return int(getattr(task, "prompts_per_step", 0) or task.n_prompts - (0 if held is None else int(np.sum(held))))
+    held = task.evaluated()
+    return int(task.prompts_per_step or task.n_prompts - (0 if held is None else int(np.sum(held))))
 

@@ -49,11 +49,12 @@ import numpy as np
 
 from fadesim.tasks import softmax_policy as sp
 from fadesim.tasks.protocol import evaluated
+from fadesim.tasks.sharpen import Sharpen
 from fadesim.theory.mass_profile import binomial_weights, profile
 from fadesim.theory.signal import group_update
 
 
-def _conditional_means(task: Any, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _conditional_means(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(p, E[l0 | C], E[l0 | W]) per prompt under the task's current policy (float64; an empty side gives 0)."""
     logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
     pi = np.exp(sp.log_softmax(logits, np))
@@ -67,7 +68,7 @@ def _conditional_means(task: Any, params: Mapping[str, Any]) -> tuple[np.ndarray
     return p, mean_c, mean_w
 
 
-def pass_rate_slopes(task: Any, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def pass_rate_slopes(task: Sharpen, params: Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(p_n, dp_n/ds) per prompt of a ``Sharpen`` task at ``params`` (default: its initial parameters)."""
     params = task.init_params(np, np.float64) if params is None else params
     p, mean_c, mean_w = _conditional_means(task, params)
@@ -100,7 +101,7 @@ def prompt_weight(advantage: str, G: int, p: Any, signals: Mapping[str, Any] | N
     return np.divide(w, denom, out=np.zeros_like(w), where=denom > 0)
 
 
-def expected_skill_gradient(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
                             signals: Mapping[str, Any] | None = None, **adv_params: Any) -> float:
     """E[grad_g] of one simulator step (``task.score(...)['g']`` averaged over rollouts), exactly, at ``params``."""
     params = task.init_params(np, np.float64) if params is None else params
@@ -109,7 +110,7 @@ def expected_skill_gradient(task: Any, advantage: str, G: int, params: Mapping[s
     return float(task.skill_scale * np.mean(w))
 
 
-def direction_moments(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
                       signals: Mapping[str, Any] | None = None, **adv_params: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per prompt, the exact mean and variance of one group's gradient on the shared sharpness ("s") and, where the
     task has one, the shared skill ("g"): ``(1/G) sum_i A_i d log pi(a_i) / d(s or g)`` with the group's G rollouts
@@ -139,7 +140,7 @@ def direction_moments(task: Any, advantage: str, G: int, params: Mapping[str, An
     s_mean = (weight * s_mean_k).sum(-1)
     out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
         (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
-    if getattr(task, "skill_scale", 0.0):
+    if task.skill_scale:
         g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G
         g_mean = (weight * g_k).sum(-1)
         out["g"] = (task.skill_scale * g_mean,
@@ -147,7 +148,7 @@ def direction_moments(task: Any, advantage: str, G: int, params: Mapping[str, An
     return {k: (m, np.maximum(v, 0.0)) for k, (m, v) in out.items()}
 
 
-def step_moments(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
+def step_moments(task: Sharpen, advantage: str, G: int, prompts_per_step: int = 0,
                  params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
                  **adv_params: Any) -> dict[str, tuple[float, float]]:
     """Mean and variance of one simulator step's gradient on each shared direction ("s", and "g" where present)
@@ -167,7 +168,7 @@ def step_moments(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
     return {k: (float(mu.mean()), float((var.mean() + spread * mu.var()) / B)) for k, (mu, var) in moments.items()}
 
 
-def direction_snr(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
+def direction_snr(task: Sharpen, advantage: str, G: int, prompts_per_step: int = 0,
                   params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
                   **adv_params: Any) -> dict[str, float]:
     """Per-step mean / standard deviation of the gradient on each shared direction (``step_moments``):
@@ -178,7 +179,7 @@ def direction_snr(task: Any, advantage: str, G: int, prompts_per_step: int = 0,
     return out
 
 
-def expected_sharpening_gradient(task: Any, advantage: str, G: int, params: Mapping[str, Any] | None = None,
+def expected_sharpening_gradient(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
                                  signals: Mapping[str, Any] | None = None, **adv_params: Any) -> float:
     """E[grad_s] of one simulator step (``task.score(...)['s']`` averaged over rollouts), exactly, at ``params``."""
     params = task.init_params(np, np.float64) if params is None else params
@@ -187,7 +188,7 @@ def expected_sharpening_gradient(task: Any, advantage: str, G: int, params: Mapp
     return float(task.sharpen_scale * np.mean(w * (mean_c - mean_w)))
 
 
-def adam_path(task: Any, advantage: str, G: int, steps: int, lr: float, prompts_per_step: int = 0, every: int = 10,
+def adam_path(task: Sharpen, advantage: str, G: int, steps: int, lr: float, prompts_per_step: int = 0, every: int = 10,
               signals: Mapping[str, Any] | None = None, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8,
               **adv_params: Any) -> dict[str, np.ndarray]:
     """The first-order ("mean-field") path of the shared directions under per-entry Adam: each step, Adam's first

@@ -9,6 +9,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from fadesim.lab.literature.published import BASE, Method
+from fadesim.tasks.protocol import Task
 from fadesim.lab.literature.scoring import mean_abs_error, sign_score
 
 
@@ -166,7 +167,7 @@ def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, 
                      log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr, extra_pass_at_k=extra)
 
 
-def match_reference(task: Any, settings: ProtocolSettings, tune: Sequence[int], target: float,
+def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
                      ks: Sequence[int]) -> tuple[int, bool, pd.DataFrame]:
     """Step b: GRPO on the tuning seeds for max_steps; (the length where its mean pass@1 meets ``target``, whether it
     was reached, the (step, pass@1) grid it was read from)."""
