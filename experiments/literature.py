@@ -46,6 +46,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
@@ -121,7 +122,7 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
             else:
                 ax.plot([], [], "--", color=color, label=f"{name} (not simulated)")
         signs = comparisons[comparisons.setting == setting]
-        length, reached = int(part.length.iloc[0]), bool(part.reached.iloc[0])
+        length, reached = float(part.length.iloc[0]), bool(part.reached.iloc[0])
         ax.set_title(f"{setting}\nsigns agree {int(signs.agree.sum())}/{len(signs)}; GRPO length {length} steps"
                      f"{'' if reached else ' (closest; never reached)'}", fontsize=9)
         ax.set_xscale("log", base=2)
@@ -237,12 +238,13 @@ def main(argv: list[str] | None = None) -> int:
     for setting in dict.fromkeys(curves.setting):
         res = run_setting(setting, curves, methods, settings)
         results.append(res)
-        how = "reached" if res["reached"] else "closest (never reached)"
+        how = "reached" if res["reached"] else "UNREACHABLE (never reached; scored at the closest logged step)"
         print(f"\n{setting}: base fit {res['calibration'].family} "
               + ", ".join(f"{k} = {v:.3g}" for k, v in res["calibration"].params.items())
               + f" (max error {res['calibration'].max_abs_error:.4f}); {res['reference']} pass@1 {res['target']:.3f} "
-              f"{how} at step {res['length']}; methods read at step "
-              + ", ".join(f"{m} {at}" for m, at in res["read_at"].items()))
+              f"{how} at step {res['length']:g}; methods read at step "
+              + ", ".join(f"{m} {at:g}" for m, at in res["read_at"].items())
+              + f"; match residual (the reference's held-out pass@1 there minus the published) {res['residual']:+.4f}")
         if res["not_simulated"]:
             print(f"  not simulated (no methods row): {', '.join(res['not_simulated'])}")
         print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
@@ -252,13 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         ent = res["entropy"]
         print("  entropy (nats) where each is read: " + ", ".join(
             f"{r.method} {r.entropy:.3f}" + (f" +- {r.ci95:.3f}" if r.ci95 == r.ci95 else "") for r in ent.itertuples()))
-        tables.append(res["table"].assign(setting=setting, length=res["length"], reached=res["reached"]))
+        tables.append(res["table"].assign(setting=setting, length=res["length"], reached=res["reached"],
+                                          residual=res["residual"]))
         comps.append(c.assign(setting=setting))
         entropies.append(ent.assign(setting=setting))
     out = Path(args.figures)
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""
+    scale += "_interp" if settings.readout == "interpolated" else ""
     stem = f"literature_{settings.task}{scale}_{settings.optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
@@ -269,6 +273,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"figure: {figure(table, comparisons, out / f'{stem}.png', f'literature protocol {axes}')}")
     merged = table.dropna(subset=["simulated"])
     error = float((merged.simulated - merged.published).abs().mean()) if len(merged) else float("nan")
+    residuals = np.array([r["residual"] for r in results], dtype=float)
+    unreachable = [r["setting"] for r in results if not r["reached"]]
+    print(f"match residuals ({settings.readout} read-out): mean |residual| {np.nanmean(np.abs(residuals)):.4f}, max "
+          f"{np.nanmax(np.abs(residuals)):.4f}; unreachable: {', '.join(unreachable) or 'none'}")
     print(summary_line(int(comparisons.agree.sum()), len(comparisons), len(results), error))
     return 0
 

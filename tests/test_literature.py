@@ -1,5 +1,6 @@
 """The literature protocol: every step against a hand computation, every bad-input error, a tiny end-to-end run."""
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -177,12 +178,12 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
     # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill)
-    assert (tmp_path / "f" / "literature_bandit_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_bandit_interp_adam_quick.csv").exists()
     # the default family with every prompt a step and pass@k on the trained prompts: 0 turns each off (not refused)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--prompts-per-step", "0",
                             "--eval-prompts", "0", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_interp_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
     assert err.value.code == 2
@@ -404,3 +405,49 @@ def test_compare_refuses_an_entry_its_engine_cannot_serve_in_one_line(tmp_path, 
     assert rc == 2 and len(err) == 1
     assert "--compare entry 'bandit:adam'" in err[0] and "first_order engine needs task 'sharpen'" in err[0]
     assert not (tmp_path / "res").exists()
+
+
+def test_the_match_is_read_between_logged_steps_and_its_residual_printed():
+    """The interpolated read-out (the chosen family's): on a hand-made path the crossing point lies between logged
+    steps and the path read there is the target exactly (residual 0), where the nearest logged step overshoots by a
+    tenth; a path that never reaches the target gives its closest logged step, flagged; read_path interpolates every
+    seed and holds the last value past the end."""
+    from fadesim.lab.literature import crossing_point, read_path
+
+    steps, path = [0, 10, 20, 30], [0.1, 0.3, 0.5, 0.7]
+    at, reached = crossing_point(steps, path, 0.4)
+    assert (at, reached) == (15.0, True) and float(read_path(steps, path, at)) == pytest.approx(0.4, abs=1e-15)
+    assert match_length(steps, path, 0.4) == (20, True) and path[2] - 0.4 == pytest.approx(0.1)
+    assert crossing_point(steps, path, 0.9) == (30.0, False)  # never reached: the closest logged step
+    assert crossing_point(steps, [0.5, 0.6, 0.7, 0.8], 0.4) == (10.0, True)  # starts above: at least one step
+    per_seed = np.array([[0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 4.0, 6.0]])
+    np.testing.assert_allclose(read_path(steps, per_seed, 25.0), [2.5, 5.0])
+    np.testing.assert_allclose(read_path(steps, per_seed, 99.0), [3.0, 6.0])
+
+
+def test_the_interpolated_read_out_meets_the_published_pass_at_1_closer(tmp_path):
+    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.47, 0.62, 0.78)),
+                                               ("NSR", (0.40, 0.63, 0.84))] for k, v in zip((1, 4, 32), vals))))
+    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
+    s = ProtocolSettings(task="bandit", n_prompts=32, n_answers=16, n_correct=2, seeds=8, max_steps=60,
+                         log_every=20, lr=0.05)
+    logged = run_setting("s", curves, methods, s)
+    interp = run_setting("s", curves, methods, dataclasses.replace(s, readout="interpolated"))
+    assert logged["length"] in (20, 40, 60) and interp["reached"] and interp["length"] % 20 != 0
+    assert interp["read_at"] == {"GRPO": interp["length"], "NSR": interp["length"]}
+    assert abs(interp["residual"]) < abs(logged["residual"]) and abs(interp["residual"]) < 0.02
+    grpo = interp["table"][(interp["table"].method == "GRPO") & (interp["table"].k == 1)].simulated.iloc[0]
+    assert interp["residual"] == pytest.approx(grpo - 0.47)
+    with pytest.raises(ValueError, match="readout must be one of"):
+        ProtocolSettings(readout="nearest")
+
+
+def test_a_prediction_outside_the_published_settings_says_so():
+    from fadesim.lab.literature import extrapolations, support
+
+    supported = support(load_curves())
+    assert supported["k"] == (1.0, 256.0) and supported["base pass@1"][0] < supported["base pass@1"][1]
+    assert extrapolations({1: 0.3, 64: 0.8}, supported, grpo_pass1=0.5) == []
+    said = extrapolations({1: 0.01, 1024: 0.3}, supported, grpo_pass1=0.9)
+    assert len(said) == 3 and "k 1-1024" in said[0] and "difficulty" in said[1] and "training length" in said[2]

@@ -262,8 +262,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_task,
-                                        for_task, load_curves, load_methods, parse_advantages, predict, run_setting,
-                                        summary_line)
+                                        extrapolations, for_task, load_curves, load_methods, parse_advantages, predict,
+                                        run_setting, summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
     source = args.curves or CURVES
@@ -283,7 +283,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     sharpen = {**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **given} if args.task == "sharpen" else for_task(args.task)
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
-                              n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every, **sharpen)
+                              n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
+                              readout=CHOSEN["readout"], **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
     pub = curves[curves.setting == setting]
@@ -303,16 +304,22 @@ def cmd_predict(args: argparse.Namespace) -> int:
         out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps)
         reached = out["reached"]
     cal = out["calibration"]
-    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'closest (never reached)'} at step "
-           f"{out['length']}" if steps is None else f"{out['length']} steps (given)")
+    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
+           f"{out['length']:g}" if steps is None else f"{out['length']:g} steps (given)")
     print(f"fadesim predict [{describe_task(ps)}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
           f"held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
           + f" (max error {cal.max_abs_error:.4f}); length: {how}")
-    wide = out["table"].pivot_table(index="label", columns="k", values="pass_at_k", sort=False)
-    print("predicted pass@k (held-out mean; every advantage read at the same step, the matched length; predictions, "
-          "outside any score):")
-    print(wide.to_string(float_format=lambda v: f"{v:.3f}"))
+    cells = out["table"].assign(cell=lambda t: [f"{v:.3f} +- {h:.3f}" for v, h in zip(t.pass_at_k, t.ci95)])
+    wide = cells.pivot_table(index="label", columns="k", values="cell", aggfunc="first", sort=False)
+    print("predicted pass@k (held-out mean +- 95% interval over the held-out seeds; every advantage read at the same "
+          "step, the matched length; predictions, outside any score):")
+    print(wide.to_string())
+    if out["residual"] == out["residual"]:
+        print(f"match residual: the simulated GRPO's pass@1 where it is read minus the given {grpo_pass1:.3f}: "
+              f"{out['residual']:+.4f} (held-out seeds; the length is matched on the tuning seeds)")
+    for warning in extrapolations(base_curve, support(load_curves(CURVES)), grpo_pass1):
+        print(f"extrapolation: {warning}; the shipped settings do not support this prediction there")
     ends = out["trajectories"].groupby("label", sort=False).entropy.agg(["first", "last"])
     print("entropy (nats), start -> predicted length: "
           + "; ".join(f"{lab} {r['first']:.3f} -> {r['last']:.3f}" for lab, r in ends.iterrows()))

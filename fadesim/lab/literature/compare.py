@@ -77,7 +77,7 @@ def setting_score(res: Mapping[str, Any]) -> dict[str, Any]:
     c = res["comparisons"]
     return {"setting": res["setting"], "agree": int(c.agree.sum()), "total": int(len(c)),
             "abs_error_sum": float(res["error"] * res["n_error"]) if res["n_error"] else 0.0,
-            "n_error": int(res["n_error"]), "length": int(res["length"]), "reached": bool(res["reached"])}
+            "n_error": int(res["n_error"]), "length": float(res["length"]), "reached": bool(res["reached"])}
 
 
 def pooled_scores(scores: pd.DataFrame, configs: Sequence[str] | None = None) -> pd.DataFrame:

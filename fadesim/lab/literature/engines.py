@@ -10,8 +10,8 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, match_length, match_reference,
-                                             nearest_step, pass_at_k_frame, scored_setting, sim_config)
+from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
+                                             match_reference, nearest_step, read_path, scored_setting, sim_config)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -36,6 +36,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
     length, reached, grid = match_reference(task, settings, tune, target, ks)
 
+    interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []
     for name in simulated_names:
         m = methods[name]
@@ -45,19 +46,20 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
         res = simulate(task, sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
         if settings.match == "pass@1":
-            at, _ = match_length(res.steps, res.metrics["pass@1"][0].mean(axis=0), target)
+            at, _ = (crossing_point if interpolated else match_length)(res.steps, res.metrics["pass@1"][0].mean(axis=0),
+                                                                     target)
         else:
-            at = nearest_step(res.steps[1:], want)
-        read_at[name] = int(at)
-        df = pass_at_k_frame(res, ks)
-        frames.append(df[df.step == at].assign(method=name))
+            at = min(float(want), float(res.steps[-1])) if interpolated else nearest_step(res.steps[1:], want)
+        read_at[name] = float(at) if interpolated else int(at)
         nats = np.asarray(res.metrics["entropy"][0])  # (seeds, logged steps): the policy's mean entropy
-        mean, half = ci95(nats[:, list(res.steps).index(at)])
-        entropy.append({"method": name, "step": int(at), "entropy": mean, "ci95": half})
-        if name == simulated_names[0]:
-            frames.append(df[df.step == 0].assign(method=BASE))
-            mean, half = ci95(nats[:, 0])
-            entropy.insert(0, {"method": BASE, "step": 0, "entropy": mean, "ci95": half})
+        for point, label in ([(at, name), (0.0, BASE)] if name == simulated_names[0] else [(at, name)]):
+            for k in ks:  # each seed's pass@k at the point (a logged step, or interpolated between two)
+                values = read_path(res.steps, res.metrics[f"pass@{k}"][0], point)
+                frames.append(pd.DataFrame({"seed": list(res.seeds), "k": k, "pass_at_k": values, "method": label}))
+            mean, half = ci95(read_path(res.steps, nats, point))
+            row = {"method": label, "step": float(point) if interpolated else int(point), "entropy": mean,
+                   "ci95": half}
+            entropy.insert(0, row) if label == BASE else entropy.append(row)
     runs = pd.concat(frames, ignore_index=True)
     table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
@@ -99,9 +101,10 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
                      for k in ks]
         return pd.DataFrame(rows)
 
+    interpolated = settings.readout == "interpolated"
     grid = curve("grpo", {}, settings.max_steps)
     p1 = grid[grid.k == 1]
-    length, reached = match_length(p1.step, p1.pass_at_k, target)
+    length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
@@ -110,14 +113,18 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
         m = methods[name]
         steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
         df = curve(m.advantage, m.params, steps)
+        q = df[df.k == 1]
         if settings.match == "pass@1":
-            q = df[df.k == 1]
-            at, _ = match_length(q.step, q.pass_at_k, target)
+            at, _ = (crossing_point if interpolated else match_length)(q.step, q.pass_at_k, target)
         else:
-            at = nearest_step(sorted(set(df.step))[1:], m.steps_scale * length)
-        read_at[name] = int(at)
-        frames.append(df[df.step == at].assign(method=name))
-        entropy.append({"method": name, "step": int(at), "entropy": float(df[df.step == at].entropy.iloc[0]),
+            want = m.steps_scale * length
+            at = min(float(want), float(q.step.max())) if interpolated else nearest_step(sorted(set(df.step))[1:], want)
+        read_at[name] = float(at) if interpolated else int(at)
+        for k in ks:
+            path = df[df.k == k]
+            frames.append(pd.DataFrame({"method": [name], "k": [k], "pass_at_k": [float(read_path(path.step,
+                                                                                             path.pass_at_k, at))]}))
+        entropy.append({"method": name, "step": read_at[name], "entropy": float(read_path(q.step, q.entropy, at)),
                         "ci95": float("nan")})
     simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]].rename(
         columns={"pass_at_k": "simulated"}).assign(ci95=float("nan"))

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, match_length, match_reference,
-                                             nearest_step, sim_config)
+                                             nearest_step, read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -43,7 +43,7 @@ def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
-            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: int | None = None
+            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: float | None = None
             ) -> dict[str, Any]:
     """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
 
@@ -51,7 +51,10 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     is either ``steps`` or the step where simulated GRPO (tuning seeds) reaches ``grpo_pass1``, the pass@1 the user
     reached with GRPO (exactly one of the two); each advantage is trained on the held-out seeds and read there.
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
-    (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target."""
+    (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
+    ``residual`` (the held-out simulated GRPO's pass@1 where it is read minus ``grpo_pass1``; NaN where no default
+    ``grpo`` is among the advantages or a length was given). With ``settings.readout == "interpolated"`` the length
+    may fall between logged steps and every advantage is read there by linear interpolation."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
 
@@ -67,28 +70,66 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
         length, reached, _ = match_reference(task, settings, tune, grpo_pass1, ks)
     else:
-        if isinstance(steps, bool) or int(steps) != steps or steps < 1:
-            raise ValueError(f"steps must be a positive integer; got {steps!r}")
-        length, reached = int(steps), True
+        interpolated = settings.readout == "interpolated"
+        if (isinstance(steps, bool) or not math.isfinite(float(steps)) or steps <= 0
+                or (not interpolated and int(steps) != steps) or (not interpolated and steps < 1)):
+            raise ValueError(f"steps must be a positive {'number' if interpolated else 'integer'}; got {steps!r}")
+        length, reached = (float(steps) if interpolated else int(steps)), True
     run_steps = max(settings.log_every, int(math.ceil(length / settings.log_every)) * settings.log_every)
     base_rows, rows, paths = [], [], []
+    residual = float("nan")
     for label, name, params in advantages:
         res = simulate(task, sim_config(settings, name, params, run_steps, ks), seeds=held)
-        at = nearest_step(res.steps[1:], length)
-        i = list(res.steps).index(at)
+        at = min(float(length), float(res.steps[-1])) if settings.readout == "interpolated" else \
+            nearest_step(res.steps[1:], length)
         if not base_rows:  # step 0: the calibrated base, the same in every run
             base_rows = [{"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]), "ci95": 0.0}
                          for k in ks]
         for k in ks:
-            mean, half = ci95(res.metrics[f"pass@{k}"][0, :, i])
+            mean, half = ci95(read_path(res.steps, res.metrics[f"pass@{k}"][0], at))
             rows.append({"label": label, "k": k, "pass_at_k": mean, "ci95": half})
+            if k == 1 and name == "grpo" and not params and grpo_pass1 is not None:
+                residual = mean - float(grpo_pass1)
         keep = res.steps <= at
         paths.append(pd.DataFrame({"label": label, "step": res.steps[keep],
                                    "pass@1": res.metrics["pass@1"][0].mean(axis=0)[keep],
                                    "entropy": res.metrics["entropy"][0].mean(axis=0)[keep]}))
     table = pd.DataFrame(base_rows + rows)
-    return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": int(length),
-            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve)}
+    return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
+            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual}
+
+
+def support(curves: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """What a set of published settings (a curves frame, e.g. the shipped ``load_curves()``) supports: the range of
+    k published, of the base pass@1 and of the reference's pass@1 gain over the base (how far RL moved pass@1).
+    ``fadesim predict`` warns where a prediction lies outside it (an extrapolation in k, difficulty or length)."""
+    base = curves[(curves.method == BASE) & (curves.k == 1)].set_index("setting").pass_at_k
+    post = curves[(curves.method != BASE) & (curves.k == 1)].groupby("setting").pass_at_k.max()
+    gain = (post - base.reindex(post.index)).dropna()
+    return {"k": (float(curves.k.min()), float(curves.k.max())), "base pass@1": (float(base.min()), float(base.max())),
+            "pass@1 gain": (float(gain.min()), float(gain.max()))}
+
+
+def extrapolations(base_curve: Mapping[int, float], supported: Mapping[str, tuple[float, float]],
+                   grpo_pass1: float | None = None) -> list[str]:
+    """One sentence per way a prediction for ``base_curve`` (and a GRPO run reaching ``grpo_pass1``) leaves the
+    support of the published settings (``support``); empty where it stays inside."""
+    out = []
+    ks = sorted(int(k) for k in base_curve)
+    lo, hi = supported["k"]
+    if ks[0] < lo or ks[-1] > hi:
+        out.append(f"k {ks[0]}-{ks[-1]} goes beyond the published k {lo:g}-{hi:g}")
+    if 1 in base_curve:
+        p1 = float(base_curve[1])
+        lo, hi = supported["base pass@1"]
+        if not lo <= p1 <= hi:
+            out.append(f"base pass@1 {p1:.3f} lies outside the published bases' {lo:.3f}-{hi:.3f} (difficulty)")
+        if grpo_pass1 is not None:
+            lo, hi = supported["pass@1 gain"]
+            if not lo <= grpo_pass1 - p1 <= hi:
+                out.append(f"a pass@1 gain of {grpo_pass1 - p1:+.3f} lies outside the published {lo:+.3f} to "
+                           f"{hi:+.3f} (training length)")
+    return out
 
 
 def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.published import BASE, Method
@@ -17,6 +18,10 @@ from fadesim.lab.literature.scoring import mean_abs_error, sign_score
 #: condition) or at matched pass@1 (each method read where its own held-out pass@1 first reaches the reference's
 #: published pass@1: the pass@k-vs-pass@1 frontier, which takes learning speed out of the comparison)
 MATCHES = ("step", "pass@1")
+#: how a run is read at the matched point: "interpolated" (every metric interpolated linearly between the two logged
+#: steps around the point, which need not be a logged step: the reference then meets the published pass@1 up to the
+#: seeds' noise, printed as the match residual) or "logged" (the nearest logged step, as every run before 2026-12-06)
+READOUTS = ("interpolated", "logged")
 
 
 ENGINES = ("simulate", "first_order")
@@ -54,6 +59,7 @@ class ProtocolSettings:
     # whether a score survives another instance of the same family (0 and 0: every committed run)
     task_seed: int = 0
     seed_offset: int = 0
+    readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
 
     def __post_init__(self) -> None:
         if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.eval_split != "random"
@@ -62,6 +68,8 @@ class ProtocolSettings:
                              f"only; got task {self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
+        if self.readout not in READOUTS:
+            raise ValueError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.engine == "first_order" and (self.task != "sharpen" or self.optimizer != "adam" or not self.eval_prompts):
@@ -78,7 +86,7 @@ class ProtocolSettings:
 #: ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax family, which other tools build on.
 CHOSEN: dict[str, Any] = {"task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3,
                           "prompts_per_step": 1, "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified",
-                          "max_steps": 2000, "log_every": 20}
+                          "max_steps": 2000, "log_every": 20, "readout": "interpolated"}
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split")
@@ -141,20 +149,33 @@ def match_length(steps: Sequence[int], simulated: Sequence[float], target: float
     return int(best[0]), False
 
 
+def crossing_point(steps: Sequence[float], values: Sequence[float], target: float) -> tuple[float, bool]:
+    """(the step where a logged path first reaches ``target``, interpolated linearly between the logged step before
+    and the first logged step at or above it, True); where it never does, (the logged step of the smallest
+    |value - target|, False), as ``match_length``. Step 0 is never the point (RL is at least one step): a path that
+    starts above the target is read at its first logged step after 0."""
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    first, reached = match_length(steps, values, target)
+    if not reached:
+        return float(first), False
+    i = int(np.flatnonzero(steps == first)[0])
+    if i == 0 or values[i - 1] >= target:
+        return float(first), True
+    w = (target - values[i - 1]) / (values[i] - values[i - 1])
+    return float(steps[i - 1] + w * (steps[i] - steps[i - 1])), True
+
+
+def read_path(steps: Sequence[float], values: Any, at: float) -> np.ndarray:
+    """``values`` (..., logged steps) read at step ``at`` by linear interpolation between the logged steps around it
+    (``at`` beyond the last logged step: the last value)."""
+    steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
+    flat = values.reshape(-1, values.shape[-1])
+    return np.array([np.interp(at, steps, row) for row in flat]).reshape(values.shape[:-1])
+
+
 def nearest_step(steps: Sequence[int], want: float) -> int:
     """The logged step nearest ``want`` (ties: the earlier)."""
     return int(min(steps, key=lambda s: (abs(s - want), s)))
-
-
-def pass_at_k_frame(res: Any, ks: Sequence[int]) -> pd.DataFrame:
-    """(seed, step, k, pass_at_k) of a one-configuration SimResult."""
-    rows = []
-    for j, seed in enumerate(res.seeds):
-        for i, step in enumerate(res.steps):
-            for k in ks:
-                rows.append({"seed": seed, "step": int(step), "k": int(k),
-                             "pass_at_k": float(res.metrics[f"pass@{k}"][0, j, i])})
-    return pd.DataFrame(rows)
 
 
 def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, Any], steps: int,
@@ -168,14 +189,16 @@ def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, 
 
 
 def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
-                     ks: Sequence[int]) -> tuple[int, bool, pd.DataFrame]:
-    """Step b: GRPO on the tuning seeds for max_steps; (the length where its mean pass@1 meets ``target``, whether it
-    was reached, the (step, pass@1) grid it was read from)."""
+                     ks: Sequence[int]) -> tuple[float, bool, pd.DataFrame]:
+    """Step b: GRPO on the tuning seeds for max_steps; (the length where its mean pass@1 meets ``target``: a logged
+    step, or interpolated between two with ``readout="interpolated"``; whether it was reached; the (step, pass@1) grid
+    it was read from)."""
     from fadesim.sim import simulate
 
     grid = simulate(task, sim_config(settings, "grpo", {}, settings.max_steps, ks), seeds=tune)
     p1 = grid.metrics["pass@1"][0].mean(axis=0)
-    length, reached = match_length(grid.steps, p1, target)
+    match = crossing_point if settings.readout == "interpolated" else match_length
+    length, reached = match(grid.steps, p1, target)
     return length, reached, pd.DataFrame({"step": grid.steps, "pass@1": p1})
 
 
@@ -183,7 +206,8 @@ def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, set
                     methods: Mapping[str, Method], cal: Any, reference: str, target: float, length: int, reached: bool,
                     read_at: Mapping[str, int], grid: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, Any]:
     """Step d and the result of one setting: ``simulated`` (method, k, simulated, ci95) beside the published rows,
-    every sign compared and the pass@k error; ``entropy`` (method, step, entropy, ci95) where each method was read
+    every sign compared and the pass@k error; the match ``residual``, the reference's simulated (held-out) pass@1
+    where it was read minus the published one; ``entropy`` (method, step, entropy, ci95) where each method was read
     (base at step 0), the policy's mean entropy in nats over the prompts its metrics average (the held-out ones
     where the task holds some out)."""
     table = simulated.merge(pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}),
@@ -193,8 +217,10 @@ def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, set
     comparisons = sign_score(scored[["method", "k", "pass_at_k"]], sim, settings.min_difference)
     error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], sim)
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
+    ref = table[(table.method == reference) & (table.k == 1)].simulated
+    residual = float(ref.iloc[0] - target) if len(ref) and np.isfinite(ref.iloc[0]) else float("nan")
     return {"setting": setting, "table": table.sort_values(["method", "k"]).reset_index(drop=True),
-            "comparisons": comparisons, "length": length, "reached": reached, "target": target,
+            "comparisons": comparisons, "length": length, "reached": reached, "target": target, "residual": residual,
             "reference": reference, "calibration": cal, "error": error, "n_error": n_error, "read_at": dict(read_at),
             "not_simulated": [m for m in published_names if m not in methods], "grid": grid,
             "entropy": entropy.reset_index(drop=True)}
