@@ -123,7 +123,7 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
                 ax.plot([], [], "--", color=color, label=f"{name} (not simulated)")
         signs = comparisons[comparisons.setting == setting]
         length, reached = float(part.length.iloc[0]), bool(part.reached.iloc[0])
-        ax.set_title(f"{setting}\nsigns agree {int(signs.agree.sum())}/{len(signs)}; GRPO length {length} steps"
+        ax.set_title(f"{setting}\nsigns agree {int(signs.agree.sum())}/{len(signs)}; GRPO length {length:g} steps"
                      f"{'' if reached else ' (closest; never reached)'}", fontsize=9)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("k (log scale)")
