@@ -1051,6 +1051,46 @@ def fade_records(s: Settings, evals: pd.DataFrame, pred: "_Prediction", choice: 
     return []
 
 
+def paper_clock(s: Settings, evals: pd.DataFrame, grid: pd.DataFrame, arms: list[str]) -> pd.DataFrame:
+    """A clock instead of a match at every checkpoint (issue 40): one calibration, at the first evaluation step, gives
+    the simulator steps per training step (the grid step where the tuning seeds' simulated GRPO first reaches the
+    measured GRPO pass@1 there, interpolated, over that step); every later checkpoint, at 2x, 3x ... the first, is then
+    read on the grid at clock x its step, with no further look at the measurement. One row per checkpoint: its
+    multiple of the first, the clock's grid step and the step the measured GRPO pass@1 would select
+    (``crossing_point``), GRPO's measured and clock-read pass@1, and the literature protocol's score of every arm's
+    pass@k at the clock's point (signs, mean absolute error)."""
+    from fadesim.lab.literature import crossing_point, read_path
+
+    tune = grid[(grid.seeds == "tune") & (grid.k == 1)].sort_values("step")
+    paths = _grid_paths(grid)
+    measured_grpo = evals[evals.method == "grpo"].groupby("step")["pass@1"].mean()
+    checks = s.evaluation_steps()
+    first, _ = crossing_point(tune.step, tune.pass_at_k, float(measured_grpo[checks[0]]))
+    clock = first / checks[0]
+    rows = []
+    base = evals[(evals.step == 0) & (evals.method == arms[0])].iloc[0]
+    for step in checks:
+        at = clock * step
+        matched, reached = crossing_point(tune.step, tune.pass_at_k, float(measured_grpo[step]))
+        measured, predicted = [], []
+        for k in s.ks():
+            measured.append({"method": BASE, "k": k, "pass_at_k": float(base[f"pass@{k}"])})
+            predicted.append({"method": BASE, "k": k, "pass_at_k": float(paths[arms[0]][f"pass@{k}"].iloc[0])})
+            for arm in arms:
+                value = evals[(evals.method == arm) & (evals.step == step)][f"pass@{k}"].mean()
+                measured.append({"method": arm, "k": k, "pass_at_k": float(value)})
+                predicted.append({"method": arm, "k": k,
+                                  "pass_at_k": float(read_path(paths[arm].step, paths[arm][f"pass@{k}"], at))})
+        measured, predicted = pd.DataFrame(measured), pd.DataFrame(predicted)
+        signs = sign_score(measured, predicted)
+        err, n = mean_abs_error(measured, predicted)
+        rows.append({"step": step, "multiple": step / checks[0], "clock_grid_step": at, "matched_grid_step": matched,
+                     "matched_reached": reached, "grpo_measured": float(measured_grpo[step]),
+                     "grpo_clock": float(read_path(paths["grpo"].step, paths["grpo"]["pass@1"], at)),
+                     "agree": int(signs.agree.sum()), "total": len(signs), "abs_error": err, "n_error": n})
+    return pd.DataFrame(rows)
+
+
 def paper_score(s: Settings, evals: pd.DataFrame, pred: "_Prediction", arms: list[str]) -> pd.DataFrame:
     """The literature protocol's score of the prediction: at every evaluation step, every measured difference of
     pass@k (each arm vs base and every pair of arms, mean over the seeds, at least 0.01 apart) checked for the sign
@@ -1089,6 +1129,8 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
     pred = _Prediction(grid, evals)
     arms = [label for label, _, _ in parse_advantages(s.advantages)] + [choice[1]]
     score = paper_score(s, evals, pred, arms)
+    clock = paper_clock(s, evals, grid, arms)
+    write_atomic(figures / s.file("clock.csv"), clock)
     write_atomic(figures / s.file("measured.csv"), evals)
     write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
     write_atomic(figures / s.file("score.csv"), score)
@@ -1115,6 +1157,13 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
                      f"agree; pass@k mean abs error {row.abs_error:.4f} over {row.n_error}")
     lines.append(f"real model, paper experiment, pooled over {len(score)} evaluation steps: {agree}/{total} signs agree "
                  f"({100 * agree / max(total, 1):.1f}%); pass@k mean abs error {err:.4f} [{axes}]")
+    for row in clock.itertuples():
+        lines.append(f"real model, paper experiment, a clock calibrated at step {s.evaluation_steps()[0]} "
+                     f"({clock.clock_grid_step.iloc[0] / s.evaluation_steps()[0]:.2f} simulator steps a step): step "
+                     f"{row.step} ({row.multiple:g}x) read at grid step {row.clock_grid_step:.0f} (the measured GRPO "
+                     f"would select {row.matched_grid_step:.0f}{'' if row.matched_reached else ', never reached'}); GRPO "
+                     f"pass@1 measured {row.grpo_measured:.3f}, clock {row.grpo_clock:.3f}; {row.agree}/{row.total} signs,"
+                     f" pass@k mean abs error {row.abs_error:.4f}")
     write_text_atomic(figures / s.file("verdicts.md"), verdict_markdown(verdict_frame, score, choice, axes))
     paper_figures(s, evals, steps, pred, choice, theory, figures)
     for line in lines:

@@ -217,3 +217,29 @@ def test_the_paper_pipeline_end_to_end_on_the_tiny_model(tmp_path, capsys):
     assert set(held.method) & {"fade", "fade:gamma_explore=2"} and len(set(held.method) & {"fade", "fade:gamma_explore=2"}) == 1
     assert (measured[measured.step == 0].groupby("method")["pass@1"].nunique() == 1).all()  # step 0: the base
     assert (figures / "real_model_paperquick_curves.png").is_file() and (figures / "real_model_paperquick_verdicts.md").is_file()
+
+
+def test_a_clock_calibrated_at_the_first_checkpoint_reads_the_later_ones_at_its_multiples():
+    """The clock on a hand-made two-length run: the grid's GRPO rises 0.01 a simulator step from 0.2; measured GRPO
+    pass@1 0.30 at step 2 calibrates 5 simulator steps a training step (10 / 2), so step 4 (2x) is read at grid step 20
+    (pass@1 0.40 there), whatever was measured at step 4 (0.35, which a fresh match would put at grid step 15)."""
+    s = real_model.PAPER_QUICK
+    arms = ["grpo"]
+    grid = []
+    for step in range(0, 41, 10):
+        value = 0.2 + 0.01 * step
+        grid.append({"label": "grpo", "seeds": "tune", "step": step, "k": 1, "pass_at_k": value, "ci95": 0.0,
+                     "entropy": 1.0})
+        for k in s.ks():
+            grid.append({"label": "grpo", "seeds": "held", "step": step, "k": k, "pass_at_k": min(1.0, value * k),
+                         "ci95": 0.0, "entropy": 1.0})
+    grid = pd.DataFrame(grid)
+    evals = pd.DataFrame([{"method": "grpo", "seed": sd, "step": step, **{f"pass@{k}": min(1.0, p * k) for k in s.ks()}}
+                          for sd in range(2) for step, p in ((0, 0.2), (2, 0.3), (4, 0.35))])
+    clock = real_model.paper_clock(s, evals, grid, arms)
+    assert list(clock.multiple) == [1.0, 2.0]
+    np.testing.assert_allclose(clock.clock_grid_step, [10.0, 20.0])
+    np.testing.assert_allclose(clock.matched_grid_step, [10.0, 15.0])
+    np.testing.assert_allclose(clock.grpo_clock, [0.3, 0.4])
+    np.testing.assert_allclose(clock.grpo_measured, [0.3, 0.35])
+    assert clock.abs_error.iloc[0] == pytest.approx(0.0, abs=1e-12) and clock.abs_error.iloc[1] > 0
