@@ -1051,6 +1051,34 @@ def fade_records(s: Settings, evals: pd.DataFrame, pred: "_Prediction", choice: 
     return []
 
 
+def literature_files(measured: pd.DataFrame, setting: str, steps: Mapping[int, float], source: str
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The measured curves in the literature protocol's schema (``fadesim.lab.literature``: curves
+    ``setting,source,method,k,pass_at_k`` and methods ``method,advantage,params,steps_scale``), so the protocol
+    (``experiments/literature.py --curves ... --methods ...``) scores any task family on this model as it scores the
+    published runs. ``measured``: (method, seed, step, k, pass_at_k), the base at step 0; ``steps``: training step ->
+    steps_scale, the first with 1 (where the length is matched on GRPO) and later ones at their multiple (a clock's
+    test: 2x, 3x ...). Each method label becomes ``label@step`` (the mean over seeds there); its advantage and
+    parameters are parsed from the label."""
+    import json
+
+    means = measured.groupby(["method", "step", "k"], as_index=False).pass_at_k.mean()
+    curves = [{"setting": setting, "source": source, "method": BASE, "k": int(r.k), "pass_at_k": float(r.pass_at_k)}
+              for r in means[means.method == BASE].itertuples()]
+    methods = []
+    for label in dict.fromkeys(means[means.method != BASE].method):
+        (_, name, params), = parse_advantages(label)
+        for step, scale in steps.items():
+            part = means[(means.method == label) & (means.step == step)]
+            if part.empty:
+                continue
+            tagged = "GRPO" if name == "grpo" and scale == 1 else f"{label}@{step}"
+            curves += [{"setting": setting, "source": source, "method": tagged, "k": int(r.k),
+                        "pass_at_k": float(r.pass_at_k)} for r in part.itertuples()]
+            methods.append({"method": tagged, "advantage": name, "params": json.dumps(params), "steps_scale": scale})
+    return pd.DataFrame(curves), pd.DataFrame(methods).drop_duplicates("method")
+
+
 def paper_clock(s: Settings, evals: pd.DataFrame, grid: pd.DataFrame, arms: list[str]) -> pd.DataFrame:
     """A clock instead of a match at every checkpoint (issue 40): one calibration, at the first evaluation step, gives
     the simulator steps per training step (the grid step where the tuning seeds' simulated GRPO first reaches the

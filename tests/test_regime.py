@@ -218,6 +218,34 @@ def test_adam_shared_with_equal_gradient_sizes_is_adam():
     np.testing.assert_allclose(outs[0], outs[1], rtol=1e-14)
 
 
+def test_adam_tied_is_adam_where_no_per_prompt_gradient_reaches_the_shared_parameters():
+    """adam_tied: per-entry Adam, but a shared parameter's second moment adds ||g_theta||^2. Without per-prompt logits
+    (or with a zero gradient on them) it is Adam; with a large per-prompt gradient the shared step shrinks by exactly
+    |g_s| / sqrt(g_s^2 + ||g_theta||^2) at the first step, and theta's own step is Adam's."""
+    init, tied = OPTIMIZERS["adam_tied"]
+    _, adam = OPTIMIZERS["adam"]
+    shared = {"s": np.array(0.5), "g": np.array(-0.2)}
+    grads = {"s": np.array(0.3), "g": np.array(-0.1)}
+    for params, g in ((shared, grads), ({**shared, "theta": np.ones((2, 3))}, {**grads, "theta": np.zeros((2, 3))})):
+        a, _ = tied(g, init(params, np), params, 0.1, np)
+        b, _ = adam(g, init(params, np), params, 0.1, np)
+        for k in params:
+            np.testing.assert_allclose(a[k], b[k], rtol=1e-12)
+    params = {**shared, "theta": np.zeros((2, 3))}
+    g = {**grads, "theta": np.full((2, 3), 0.4)}  # ||g_theta||^2 = 6 x 0.16 = 0.96
+    a, _ = tied(g, init(params, np), params, 0.1, np)
+    b, _ = adam(g, init(params, np), params, 0.1, np)
+    np.testing.assert_allclose(a["theta"], b["theta"], rtol=1e-12)
+    for k in ("s", "g"):
+        ratio = (a[k] - params[k]) / (b[k] - params[k])
+        np.testing.assert_allclose(ratio, abs(grads[k]) / np.sqrt(grads[k] ** 2 + 0.96), rtol=1e-6)
+    quarter, _ = tied(g, init(params, np), params, 0.1, np, tie=0.25)  # the tie's weight scales the added norm
+    np.testing.assert_allclose((quarter["s"] - 0.5) / (b["s"] - 0.5), 0.3 / np.sqrt(0.09 + 0.24), rtol=1e-6)
+    untied, _ = tied(g, init(params, np), params, 0.1, np, tie=0.0)
+    for k in params:
+        np.testing.assert_allclose(untied[k], b[k], rtol=1e-12)
+
+
 # --- sign_scaled -------------------------------------------------------------------------------------------------
 
 @settings(max_examples=200)

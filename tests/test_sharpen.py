@@ -488,3 +488,39 @@ def test_groups_per_step_is_the_mini_batch_or_every_training_prompt():
     assert groups_per_step(make_sharpen(n_prompts=12, n_answers=5, prompts_per_step=3, eval_prompts=4)) == 3
     assert groups_per_step(make_sharpen(n_prompts=12, n_answers=5, eval_prompts=4)) == 8  # the training prompts
     assert groups_per_step(make_task("bandit", n_prompts=12, n_answers=5)) == 12
+
+
+def test_shared_answer_biases_move_an_answer_on_every_prompt():
+    """answer_scale e > 0: one bias per answer, shared by every prompt (held-out ones included). Its analytic gradient
+    equals finite differences of (1/(GN)) sum w log pi; pushing down a sampled answer on one prompt lowers that answer
+    on every other prompt too; e = 0 leaves the task as it was (no beta, the same logits); jax = numpy."""
+    plain = make_task("sharpen", skill_scale=0.3, eval_prompts=4, **SMALL)
+    shared = make_task("sharpen", skill_scale=0.3, eval_prompts=4, answer_scale=0.7, **SMALL)
+    assert "beta" not in plain.init_params(np, np.float64)
+    rng = np.random.default_rng(0)
+    prm = {k: v + 0.1 * rng.standard_normal(np.shape(v)) for k, v in shared.init_params(np, np.float64).items()}
+    np.testing.assert_allclose(shared.logits(prm, np) - plain.logits({k: v for k, v in prm.items() if k != "beta"}, np),
+                               np.broadcast_to(0.7 * prm["beta"], shared.logits0.shape), atol=1e-12)
+    N, K = shared.logits0.shape
+    actions, weights = rng.integers(0, K, size=(N, 3)), rng.standard_normal((N, 3))
+    grad = shared.score(prm, actions, weights, np)["beta"]
+
+    def objective(beta):
+        return float((weights * shared.logprob({**prm, "beta": beta}, actions, np)).sum() / (3 * N))
+
+    h = 1e-6
+    numeric = [(objective(prm["beta"] + h * e) - objective(prm["beta"] - h * e)) / (2 * h) for e in np.eye(K)]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-9)
+    # one negative sample of answer 0 on prompt 0 alone: answer 0's probability falls on every other prompt
+    w = np.zeros((N, 3))
+    w[0, 0] = -1.0
+    a = np.zeros((N, 3), dtype=int)
+    step = shared.score(prm, a, w, np)["beta"]
+    before = np.exp(shared.logits(prm, np))[:, 0] / np.exp(shared.logits(prm, np)).sum(1)
+    moved = {**prm, "beta": prm["beta"] + 10.0 * step}
+    after = np.exp(shared.logits(moved, np))[:, 0] / np.exp(shared.logits(moved, np)).sum(1)
+    assert (after[1:] < before[1:]).all()
+    assert_jax_equals_numpy(shared, SimConfig(advantage="nsr", G=4, steps=20, log_every=10, optimizer="adam"), 3,
+                            rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="answer_scale must be a finite number >= 0"):
+        make_task("sharpen", answer_scale=-1.0, **SMALL)

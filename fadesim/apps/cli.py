@@ -415,6 +415,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"the sharpen task's c (default {CHOSEN['sharpen_scale']:g})")
     p.add_argument("--skill-scale", type=float, default=None,
                    help=f"the sharpen task's shared skill d (default {CHOSEN['skill_scale']:g}; 0: none)")
+    p.add_argument("--answer-scale", type=float, default=None,
+                   help=f"the sharpen task's shared answer biases e (default {CHOSEN['answer_scale']:g}: none)")
     p.add_argument("--prompts-per-step", type=int, default=None,
                    help=f"sharpen: prompts drawn a step (default {CHOSEN['prompts_per_step']}; 0: all)")
     p.add_argument("--eval-prompts", type=int, default=None,

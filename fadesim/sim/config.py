@@ -10,7 +10,7 @@ from fadesim.advantages.registry import info
 from fadesim.sim.optim import OPTIMIZERS
 
 #: hyper-parameters of the update (not of the advantage) that a sweep may vary under vmap
-UPDATE_HYPER_PARAMETERS = ("lr", "kl_beta", "eps_low", "eps_high")
+UPDATE_HYPER_PARAMETERS = ("lr", "kl_beta", "eps_low", "eps_high", "tie")
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,9 @@ class SimConfig:
     eps_low: float = 0.2
     eps_high: float = 0.2
     kl_beta: float = 0.0  # KL(pi || pi_0) penalty, score-function estimator
+    # adam_tied only: the weight of the per-prompt logits' squared gradient norm in each shared parameter's second
+    # moment (``fadesim.sim.optim.adam_tied_update``; 0 is adam)
+    tie: float = 1.0
     entropy_decay: float = 0.9  # EMA smoothing of the entropy signal for schedule-driven advantages
     floor: float = 0.01  # probability above which a correct answer counts as "kept" (diversity)
     extra_pass_at_k: tuple[int, ...] = ()  # pass@k logged besides k = 1, 2, 4, ..., 1024 (e.g. a paper's k = 5, 100)
@@ -46,8 +49,8 @@ class SimConfig:
             raise ValueError(f"epochs must be >= 1; got {self.epochs}")
         if not self.lr > 0:
             raise ValueError(f"lr must be positive; got {self.lr}")
-        if self.eps_low < 0 or self.eps_high < 0 or self.kl_beta < 0:
-            raise ValueError("eps_low, eps_high and kl_beta must be >= 0")
+        if self.eps_low < 0 or self.eps_high < 0 or self.kl_beta < 0 or not 0 <= self.tie < float("inf"):
+            raise ValueError("eps_low, eps_high, kl_beta and tie must be finite and >= 0")
         if any(isinstance(k, bool) or int(k) != k or k < 1 for k in self.extra_pass_at_k):
             raise ValueError(f"extra_pass_at_k must be positive integers; got {self.extra_pass_at_k!r}")
         if not 0.0 <= self.entropy_decay < 1.0:
@@ -69,7 +72,7 @@ class SimConfig:
         # the values are checked here, before jit traces them (inside the compiled sweep they cannot be read)
         entry = info(self.advantage)
         entry.check_params(**{k: v for k, v in sweep.items() if k in adv_params})
-        for name in ("lr", "kl_beta", "eps_low", "eps_high"):
+        for name in ("lr", "kl_beta", "eps_low", "eps_high", "tie"):
             values = [float(v) for v in sweep.get(name, ())]
             if any(not (v > 0 if name == "lr" else v >= 0) or v != v or v == float("inf") for v in values):
                 raise ValueError(f"sweep: every {name} must be a finite number {'> 0' if name == 'lr' else '>= 0'}; "

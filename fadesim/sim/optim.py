@@ -1,7 +1,8 @@
 """Optimizers as init/update pairs over dicts of arrays (numpy or jax), for gradient *ascent*.
 
 ``sgd``; ``adam`` (per-entry second moment: on the bandit, one normaliser per tabular logit); ``adam_shared``
-(one second moment over all parameters: the LLM-like normaliser, see ``adam_shared_update``).
+(one second moment over all parameters: the LLM-like normaliser, see ``adam_shared_update``); ``adam_tied`` (per-entry
+Adam whose shared parameters' second moments also see the per-prompt logits' gradient, ``adam_tied_update``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def adam_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
 
 
 def adam_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
-                b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> tuple[dict[str, Any], dict[str, Any]]:
+                b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, **_: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Adam (Kingma & Ba, 1412.6980) with bias correction."""
     count = state["count"] + 1.0
     m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
@@ -42,7 +43,7 @@ def adam_shared_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
 
 
 def adam_shared_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
-                       b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8
+                       b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, **_: Any
                        ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Adam with one second moment for all parameters: v <- b2 v + (1 - b2) mean(g^2) over every entry.
 
@@ -63,5 +64,32 @@ def adam_shared_update(grads: dict[str, Any], state: dict[str, Any], params: dic
     return new, {"m": m, "v": v, "count": count}
 
 
+#: the per-prompt (answer-specific) parameters of a task with shared ones (sharpen's theta beside s, g, beta)
+PER_PROMPT = ("theta",)
+
+
+def adam_tied_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
+                     b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, tie: Any = 1.0, **_: Any
+                     ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Adam with per-entry moments, except that each *shared* parameter's second moment (every parameter but the
+    per-prompt logits, ``PER_PROMPT``) also accumulates ``tie`` times the squared norm of the per-prompt logits'
+    gradient: v_k <- b2 v_k + (1 - b2) (g_k^2 + tie ||g_theta||^2) (tie = 0: adam).
+
+    Why: in an LLM the skill (or sharpness) and the answer-specific directions are carried by the same weights, so
+    Adam's per-weight normaliser for the shared direction also sees the gradient that pushes particular answers up or
+    down. Negative samples spread over many distinct wrong answers make that gradient large, and so shrink the step
+    along the shared direction; per-entry Adam gives the shared scalars normalisers of their own and misses this.
+    Where a task has no per-prompt parameter it equals ``adam``."""
+    count = state["count"] + 1.0
+    m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
+    specific = sum(xp.sum(grads[k] * grads[k]) for k in params if k in PER_PROMPT) if any(
+        k in PER_PROMPT for k in params) else 0.0
+    v = {k: b2 * state["v"][k] + (1.0 - b2) * (grads[k] * grads[k] + (0.0 if k in PER_PROMPT else tie * specific))
+         for k in params}
+    c1, c2 = 1.0 - b1**count, 1.0 - b2**count
+    new = {k: params[k] + lr * (m[k] / c1) / (xp.sqrt(v[k] / c2) + eps) for k in params}
+    return new, {"m": m, "v": v, "count": count}
+
+
 OPTIMIZERS = {"sgd": (sgd_init, sgd_update), "adam": (adam_init, adam_update),
-              "adam_shared": (adam_shared_init, adam_shared_update)}
+              "adam_shared": (adam_shared_init, adam_shared_update), "adam_tied": (adam_init, adam_tied_update)}

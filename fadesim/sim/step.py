@@ -115,7 +115,7 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
             grad_norm = xp.sqrt(sum(xp.sum(g * g) for g in grads.values()))
         if metrics:
             clip_fraction = mean(clipped.astype(adv.dtype))
-        params, opt = update(grads, opt, params, update_hp["lr"], xp)
+        params, opt = update(grads, opt, params, update_hp["lr"], xp, tie=update_hp["tie"])
     new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
     if not metrics:
         return new_state, {}

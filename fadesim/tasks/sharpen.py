@@ -49,6 +49,17 @@ optimizer with a per-entry normaliser (``adam``: one for s, one for g) turns int
 directions when the per-step signal-to-noise ratio is near or below 1. d = 0 (the default) leaves the task exactly as
 it was: no g parameter, the same numbers.
 
+``answer_scale`` = e > 0 adds a third shared parameter, one bias per answer shared by every prompt, beta (K,),
+starting at 0, added as e beta(a) to answer a's logit on every prompt. Answer a of one prompt and answer a of another
+are then the same answer (a number is an answer to many sums, right for some and wrong for others: prompts draw
+their correct sets independently), so a gradient that pushes down a sampled wrong answer on one prompt pushes it
+down on every prompt, including those where it is right and the held-out ones, and a positive one raises it
+everywhere: d log pi(a | n) / d beta(b) = e ([a = b] - pi(b | n)). Negative mass, spread over many wrong answers,
+flattens the shared biases (and the held-out prompts with them); positive mass, on each prompt's few correct
+answers, concentrates them. This is the cross-prompt interference of answers an LLM's shared output layer has and
+the per-prompt logits do not (measured on SmolLM2: ``paper_figures/real_model/README.md``). e = 0 (the default)
+leaves the task exactly as it was: no beta parameter, the same numbers.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -73,10 +84,11 @@ EVAL_SPLITS = ("random", "stratified")
 @dataclass(frozen=True, eq=False)
 class Sharpen(Bandit):
     """Bandit data; parameters {'s': (), 'theta': (N, K)} (``tabular``) or {'s': ()}, plus {'g': ()} where
-    ``skill_scale`` > 0."""
+    ``skill_scale`` > 0 and {'beta': (K,)} where ``answer_scale`` > 0."""
 
     sharpen_scale: float = 1.0
     skill_scale: float = 0.0  # d: how far one unit of the shared skill g raises every correct logit (0: no g)
+    answer_scale: float = 0.0  # e: how far one unit of an answer's shared bias beta(a) moves it on every prompt
     tabular: bool = True
     prompts_per_step: int = 0  # B: prompts drawn per step (0: every training prompt)
     # (N,) bool, True for the evaluation prompts (never trained on; the logged metrics are theirs), or None
@@ -131,6 +143,8 @@ class Sharpen(Bandit):
         params = {"s": xp.zeros((), dtype=dtype)}
         if self.skill_scale:
             params["g"] = xp.zeros((), dtype=dtype)
+        if self.answer_scale:
+            params["beta"] = xp.zeros(self.logits0.shape[-1:], dtype=dtype)
         if self.tabular:
             params["theta"] = xp.zeros(self.logits0.shape, dtype=dtype)
         return params
@@ -140,6 +154,8 @@ class Sharpen(Bandit):
         out = (1.0 + self.sharpen_scale * s) * xp.asarray(self.logits0, dtype=s.dtype)
         if self.skill_scale:
             out = out + self.skill_scale * params["g"] * xp.asarray(self.correct, dtype=s.dtype)
+        if self.answer_scale:
+            out = out + self.answer_scale * params["beta"][None, :]
         return out + params["theta"] if self.tabular else out
 
     def score(self, params: dict[str, Any], actions: Any, weights: Any, xp: Any) -> dict[str, Any]:
@@ -148,6 +164,8 @@ class Sharpen(Bandit):
         grads = {"s": self.sharpen_scale * xp.sum(dlogits * l0)}
         if self.skill_scale:
             grads["g"] = self.skill_scale * xp.sum(dlogits * xp.asarray(self.correct, dtype=dlogits.dtype))
+        if self.answer_scale:
+            grads["beta"] = self.answer_scale * xp.sum(dlogits, axis=0)
         if self.tabular:
             grads["theta"] = dlogits
         return grads
@@ -156,6 +174,9 @@ class Sharpen(Bandit):
         out = {"sharpness": 1.0 + self.sharpen_scale * params["s"]}
         if self.skill_scale:
             out["skill"] = self.skill_scale * params["g"]
+        if self.answer_scale:
+            beta = self.answer_scale * params["beta"]
+            out["answer_bias_spread"] = xp.sqrt(xp.mean((beta - xp.mean(beta)) ** 2))
         return out
 
 
@@ -167,6 +188,7 @@ def make_sharpen(
     *,
     sharpen_scale: float = 1.0,
     skill_scale: float = 0.0,
+    answer_scale: float = 0.0,
     tabular: bool = True,
     prompts_per_step: int = 0,
     eval_prompts: int = 0,
@@ -183,6 +205,9 @@ def make_sharpen(
     if not (isinstance(skill_scale, (int, float)) and not isinstance(skill_scale, bool)
             and np.isfinite(skill_scale) and skill_scale >= 0):
         raise ValueError(f"skill_scale must be a finite number >= 0 (0: no skill direction); got {skill_scale!r}")
+    if not (isinstance(answer_scale, (int, float)) and not isinstance(answer_scale, bool)
+            and np.isfinite(answer_scale) and answer_scale >= 0):
+        raise ValueError(f"answer_scale must be a finite number >= 0 (0: no shared answer biases); got {answer_scale!r}")
     if not isinstance(tabular, (bool, np.bool_)):
         raise ValueError(f"tabular must be True or False; got {tabular!r}")
     if isinstance(prompts_per_step, bool) or int(prompts_per_step) != prompts_per_step or not (
@@ -215,7 +240,7 @@ def make_sharpen(
     if not tabular and sharpen_scale == 0 and skill_scale == 0:
         raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
-                   skill_scale=float(skill_scale),
+                   skill_scale=float(skill_scale), answer_scale=float(answer_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation)
 
 

@@ -40,6 +40,7 @@ class ProtocolSettings:
     width: int = 16  # linear_softmax
     sharpen_scale: float = 1.0  # sharpen: how far one unit of the shared sharpness moves the logits
     skill_scale: float = 0.0  # sharpen: how far one unit of the shared skill raises every correct logit (0: none)
+    answer_scale: float = 0.0  # sharpen: the answers' shared biases across prompts (0: none; Sharpen's docstring)
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -47,6 +48,7 @@ class ProtocolSettings:
     G: int = 8  # rollouts per prompt, as in the shipped settings' runs
     optimizer: str = "adam_shared"
     lr: float = 0.02
+    tie: float = 1.0  # adam_tied only: SimConfig.tie
     max_steps: int = 400  # the reference's grid: 0 .. max_steps, every log_every
     log_every: int = 10
     seeds: int = 16  # the first half matches the length, the second half is scored
@@ -62,16 +64,19 @@ class ProtocolSettings:
     readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
 
     def __post_init__(self) -> None:
-        if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.eval_split != "random"
-                ) and self.task != "sharpen":
-            raise ValueError(f"prompts_per_step, eval_prompts, eval_split and skill_scale apply to the sharpen task "
-                             f"only; got task {self.task!r}")
+        if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.answer_scale
+                or self.eval_split != "random") and self.task != "sharpen":
+            raise ValueError(f"prompts_per_step, eval_prompts, eval_split, skill_scale and answer_scale apply to the "
+                             f"sharpen task only; got task {self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
             raise ValueError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
+        if self.engine == "first_order" and self.answer_scale:
+            raise ValueError("the first_order engine follows the shared sharpness and skill only; answer_scale > 0 adds "
+                             "shared answer biases it does not model (use engine 'simulate')")
         if self.engine == "first_order" and (self.task != "sharpen" or self.optimizer != "adam" or not self.eval_prompts):
             raise ValueError("the first_order engine needs task 'sharpen', optimizer 'adam' and eval_prompts > 0; got "
                              f"task {self.task!r}, optimizer {self.optimizer!r}, eval_prompts {self.eval_prompts}")
@@ -86,16 +91,17 @@ class ProtocolSettings:
 #: ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax family, which other tools build on.
 CHOSEN: dict[str, Any] = {"task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3,
                           "prompts_per_step": 1, "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified",
-                          "max_steps": 2000, "log_every": 20, "readout": "interpolated"}
+                          "max_steps": 2000, "log_every": 20, "readout": "interpolated", "answer_scale": 0.0}
 
 
-SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split")
+SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale")
 
 
 def for_task(task: str) -> dict[str, Any]:
     """The sharpen-only settings a run of another task family resets (empty for sharpen): what a flag that picks
     another family implies, so that the default family's settings are not refused for it."""
-    return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "prompts_per_step": 0,
+    return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
+                                         "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random"}
 
 
@@ -107,6 +113,7 @@ def describe_task(settings: ProtocolSettings) -> str:
     b = settings.prompts_per_step
     return (f"sharpen c = {settings.sharpen_scale:g}"
             + (f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
+            + (f", shared answers e = {settings.answer_scale:g}" if settings.answer_scale else "")
             + (f", {b} prompt{'s' if b > 1 else ''} a step" if b else "")
             + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
             + (" (stratified)" if settings.eval_prompts and settings.eval_split == "stratified" else ""))
@@ -129,6 +136,7 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
         kw["width"] = settings.width
     if settings.task == "sharpen":
         kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
+                  answer_scale=settings.answer_scale,
                   prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
@@ -185,7 +193,8 @@ def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, 
 
     extra = tuple(k for k in ks if k & (k - 1) or k > 1024)  # the simulator logs powers of two up to 1024
     return SimConfig(advantage=advantage, advantage_params=dict(params), G=settings.G, steps=steps,
-                     log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr, extra_pass_at_k=extra)
+                     log_every=settings.log_every, optimizer=settings.optimizer, lr=settings.lr, extra_pass_at_k=extra,
+                     tie=settings.tie)
 
 
 def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
