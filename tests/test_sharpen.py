@@ -362,7 +362,7 @@ def test_a_bad_skill_scale_is_refused():
             make_task("sharpen", skill_scale=bad, **SMALL)
     make_task("sharpen", sharpen_scale=0.0, skill_scale=1.0, tabular=False, **SMALL)  # the skill alone trains
     from fadesim.lab.literature import ProtocolSettings
-    with pytest.raises(ValueError, match="eval_split and skill_scale apply to the sharpen task only"):
+    with pytest.raises(ValueError, match="^skill_scale: sharpen-task settings .* given with task 'bandit'$"):
         ProtocolSettings(task="bandit", skill_scale=1.0)
 
 

@@ -64,10 +64,11 @@ class ProtocolSettings:
     readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
 
     def __post_init__(self) -> None:
-        if (self.prompts_per_step or self.eval_prompts or self.skill_scale or self.answer_scale
-                or self.eval_split != "random") and self.task != "sharpen":
-            raise ValueError(f"prompts_per_step, eval_prompts, eval_split, skill_scale and answer_scale apply to the "
-                             f"sharpen task only; got task {self.task!r}")
+        given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale")
+                 if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else [])
+        if given and self.task != "sharpen":
+            raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
+                             f"skill_scale, answer_scale) given with task {self.task!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
