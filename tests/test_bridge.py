@@ -506,6 +506,7 @@ def test_unbiased_pass_at_k():
     assert unbiased_pass_at_k(correct, 4) == pytest.approx(0.5)
 
 
+@pytest.mark.heavy
 def test_llm_bridge_experiment_prints_prediction_verdicts(tmp_path, capsys):
     import sys
     from pathlib import Path
@@ -590,6 +591,7 @@ def test_math_verify_reward_parses_and_never_evaluates():
     assert math_verify_reward("__import__('os').getcwd()", "12") == 0.0
 
 
+@pytest.mark.heavy
 def test_the_ladders_bridge_rungs_train_every_method(saved_tiny_model, tmp_path, monkeypatch):
     """The GPT-2 rung, and the model rung on a saved checkpoint with the HF sampler on CPU (on a GPU machine the
     same rung samples with vLLM); the model rung is predicted by the GPT-2 rung."""

@@ -396,6 +396,7 @@ def test_trl_fade_entropy_signal_equals_trls_logged_entropy():
     assert tr.fadesim_initial_entropy == pytest.approx(tr.state.log_history[0]["entropy"], rel=1e-5)
 
 
+@pytest.mark.heavy
 def test_trl_fadesim_grpo_raises_the_reward():
     # the configuration this test was written with (fadesim's eps 1e-6, now explicit since grpo defaults to
     # TRL's 1e-4); this fixed-seed 40-step run is sensitive: with eps 1e-4 it does not rise (see the closing note)

@@ -187,16 +187,30 @@ def _where(spec):
     return pd.DataFrame({"u": [spec["u"]], "pid": [os.getpid()], "task": [ctx.get_task_id()]})
 
 
+def _never(spec):
+    raise AssertionError(f"unit {spec} ran again although it is on disk")
+
+
 @pytest.mark.integration
 @pytest.mark.xdist_group("ray")
-def test_ray_units_run_as_ray_tasks_and_an_experiment_table_equals_the_local_one(ray_cluster, tmp_path):
-    import sign_axis
-
+def test_ray_units_run_as_ray_tasks_each_in_a_worker(ray_cluster, tmp_path):
     specs = [{"u": i} for i in range(4)]
-    where = run_units(specs, _where, ResultStore(tmp_path / "where"), "where", Executor("ray"))
+    store = ResultStore(tmp_path / "where")
+    where = run_units(specs, _where, store, "where", Executor("ray"))
     assert list(where["u"]) == [0, 1, 2, 3]
     assert where["task"].notna().all() and where["task"].nunique() == 4  # one Ray task per unit
     assert os.getpid() not in set(where["pid"])  # computed in Ray workers, not in the driver
+    again = run_units(specs, _never, store, "where", Executor("ray"))  # all on disk: nothing runs
+    pd.testing.assert_frame_equal(where, again, check_exact=True)
+
+
+@pytest.mark.slow  # in the default run: the test above (units dispatched as Ray tasks, the table in the specs'
+# order, nothing rerun) and test_a_run_gives_the_same_bits_alone_as_in_any_sweep_around_it (a run's bits do not
+# depend on the sweep around it), which together give this equality; jax in fresh Ray workers costs about a minute
+@pytest.mark.integration
+@pytest.mark.xdist_group("ray")
+def test_an_experiment_table_through_ray_equals_the_local_one(ray_cluster, tmp_path):
+    import sign_axis
 
     s = sign_axis.Settings(n_balances=3, seeds=2, regimes=("toy",), tasks=("bandit",), n_prompts=8, n_answers=8,
                            steps=8, log_every=4)
@@ -218,8 +232,7 @@ DRIVER = textwrap.dedent("""
         return pd.DataFrame({"u": [spec["u"]] * 3, "step": [0, 1, 2], "value": [spec["u"] * 10 + i for i in range(3)]})
 
     specs = [{"u": i} for i in range(16)]
-    # no address: start a local cluster (taken down with this driver); else join the cluster at that address
-    ray = Executor("ray", num_cpus=2) if len(sys.argv) < 4 else Executor("ray", address=sys.argv[3])
+    ray = Executor("ray", address=sys.argv[3])  # join the running cluster at that address
     table = run_units(specs, compute, ResultStore(sys.argv[1]), "units", ray)
     table.to_csv(sys.argv[2], index=False)
 """)
@@ -232,8 +245,10 @@ def test_a_killed_ray_driver_resumes_without_duplicate_or_missing_rows(ray_clust
     script.write_text(DRIVER)
     store, table = tmp_path / "store", tmp_path / "table.csv"
     units = store / "units"
-    # its own session, so the kill takes the driver, the local Ray cluster it started and its workers at once
-    proc = subprocess.Popen([sys.executable, str(script), str(store), str(table)], start_new_session=True,
+    # a driver on the module's cluster, in its own session: the kill takes the driver, and with it its job's tasks
+    # (a cluster of its own would cost a cluster start, about 20 s on 2 cores)
+    address = ray_cluster.get_runtime_context().gcs_address
+    proc = subprocess.Popen([sys.executable, str(script), str(store), str(table), address], start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 240
     while time.time() < deadline and len(list(units.glob("*.csv"))) < 3:
@@ -244,8 +259,7 @@ def test_a_killed_ray_driver_resumes_without_duplicate_or_missing_rows(ray_clust
     assert 3 <= done < 16, f"the kill landed after {done} of 16 units"
     for f in units.glob("*.csv"):
         assert len(pd.read_csv(f)) == 3  # every unit on disk is complete
-    # the rerun joins the module's running cluster (a new driver on a surviving cluster; one cluster start fewer)
-    address = ray_cluster.get_runtime_context().gcs_address
+    # the rerun: a new driver on the surviving cluster
     rerun = subprocess.run([sys.executable, str(script), str(store), str(table), address], capture_output=True,
                            text=True, timeout=240)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
