@@ -183,8 +183,10 @@ def paper_rows() -> list[tuple[str, str, str]]:
         for r in final.itertuples():
             effect = ("n/a (under 2 seeds)" if not np.isfinite(r.effect) else
                       f"{'CONFIRMED' if r.ok else 'not confirmed'} ({r.effect:+.3g} ± {r.ci95:.2g}, {r.n} seeds)")
+            said = ("" if not np.isfinite(r.effect) else
+                    f", {'PREDICTED' if r.predicted_ok == r.ok else 'not predicted'}")
             cells.append(f"{r.metric} at {'matched pass@1' if r.matched == 'pass@1' else f'matched step {r.step}'}: "
-                         f"{effect}, {'PREDICTED' if r.predicted_ok == r.ok else 'not predicted'}")
+                         f"{effect}{said}")
         rows.append((f"{setting}: {claim}?", interim + "; ".join(cells),
                      "[real_model](paper_figures/real_model/README.md)"))
     agree, total = int(score.agree.sum()), int(score.total.sum())

@@ -1217,6 +1217,8 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
         value = ("n/a (fewer than 2 seeds measurable)" if not np.isfinite(r["effect"]) else
                  f"{verdict(r['ok'])} ({r['effect']:+.4g} +- {r['ci95']:.2g} over {r['n']} seeds; {r['detail']})")
         said = ("no prediction" if not np.isfinite(r["predicted"]) else
+                f"nothing measured to predict; the prediction's effect {r['predicted']:+.4g} at grid step {r['grid_step']}"
+                if not np.isfinite(r["effect"]) else
                 f"{'PREDICTED' if r['predicted_ok'] == r['ok'] else 'NOT PREDICTED'}: the prediction's effect "
                 f"{r['predicted']:+.4g} at grid step {r['grid_step']}")
         lines.append(f"[{axes}; {r['phase']}, {how}] {r['claim']} ({r['comparison']}, {r['metric']}): {value} ({said})")
@@ -1254,7 +1256,7 @@ def verdict_markdown(records: pd.DataFrame, score: pd.DataFrame, choice: tuple[s
         effect = "n/a" if not np.isfinite(r.effect) else f"{r.effect:+.4g} ± {r.ci95:.2g} (n={r.n})"
         out.append(f"| {r.claim} | {r.comparison} | {r.metric} | {r.phase} (step {r.step}) | {r.matched} | {effect} | "
                    f"{'n/a' if not np.isfinite(r.effect) else verdict(r.ok)} | {r.predicted:+.4g} | "
-                   f"{'PREDICTED' if r.predicted_ok == r.ok else 'NOT PREDICTED'} |")
+                   f"{'n/a' if not np.isfinite(r.effect) else 'PREDICTED' if r.predicted_ok == r.ok else 'NOT PREDICTED'} |")
     out += ["", "| step | grid step | signs agree | pass@k mean abs error |", "|---|---|---|---|"]
     for r in score.itertuples():
         out.append(f"| {r.step} | {r.grid_step}{'' if r.reached else ' (closest)'} | {r.agree}/{r.total} | "

@@ -50,3 +50,27 @@ def test_every_relative_link_in_the_markdown_resolves():
             if not (path.parent / target.split("#")[0]).exists():
                 broken.append(f"{path.relative_to(ROOT)} -> {target}")
     assert len(files) > 15 and broken == []
+
+
+def test_the_paper_rows_say_interim_while_runs_are_missing_and_name_each_cells_match(tmp_path, monkeypatch):
+    import pandas as pd
+
+    folder = tmp_path / "real_model"
+    folder.mkdir()
+    monkeypatch.setattr(at_a_glance, "FIGURES", tmp_path)
+    assert at_a_glance.paper_rows() == []  # no verdict table committed: no rows
+    verdicts = pd.DataFrame({"claim": ["c"] * 3, "phase": ["early", "final", "final"], "step": [12, 48, 48],
+                             "metric": ["entropy"] * 3, "matched": ["step", "step", "pass@1"],
+                             "effect": [0.1, 0.2, float("nan")], "ci95": [0.01, 0.05, float("nan")], "n": [3, 3, 1],
+                             "ok": [True, True, False], "predicted_ok": [True, False, False],
+                             "runs_stored": [20] * 3, "runs_designed": [38] * 3})
+    verdicts.to_csv(folder / "real_model_paper_verdicts.csv", index=False)
+    pd.DataFrame({"agree": [3, 4], "total": [4, 4], "abs_error": [0.1, 0.2], "n_error": [1, 3]}).to_csv(
+        folder / "real_model_paper_score.csv", index=False)
+    (claim, cells, _), (_, score, _) = at_a_glance.paper_rows()
+    assert claim.startswith("SmolLM2-135M-Instruct, graded sums, AdamW") and claim.endswith(": c?")
+    assert cells == ("INTERIM (20 of 38 runs): entropy at matched step 48: CONFIRMED (+0.2 ± 0.05, 3 seeds), "
+                     "not predicted; entropy at matched pass@1: n/a (under 2 seeds)")  # nothing to predict
+    assert score == "INTERIM (20 of 38 runs): 7/8 (87.5%) over the four checkpoints; pass@k mean abs error 0.175"
+    verdicts.assign(runs_stored=38).to_csv(folder / "real_model_paper_verdicts.csv", index=False)
+    assert not at_a_glance.paper_rows()[0][1].startswith("INTERIM")
