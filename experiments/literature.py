@@ -51,8 +51,8 @@ import pandas as pd
 
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
 from fadesim.lab.units import run_units
-from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings, describe_task,
-                                for_task,
+from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings,
+                                describe_optimizer, describe_task, for_task,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.lab.plots import save_figure
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     task = describe_task(settings)
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
-    axes = (f"[{task}, {settings.optimizer}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
+    axes = (f"[{task}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
             f"{MATCH_WORDS[settings.match]}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps, entropies = [], [], [], []

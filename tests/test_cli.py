@@ -264,6 +264,9 @@ def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
     (["--advantages", "focal:gamma=-1", "--steps", "5"], "gamma = -1 is outside its domain"),
     (["--advantages", "w_reinforce:lam", "--steps", "5"], "parameters are name:key=value"),
     (["--advantages", "grpo", "--grpo-pass1", "1.5"], "grpo_pass1 must lie in (0, 1)"),
+    (["--advantages", "grpo", "--steps", "5", "--tie", "0.1"], "--tie applies to --optimizer adam_tied only; got "
+                                                                 "--optimizer adam"),
+    (["--advantages", "grpo", "--steps", "5", "--optimizer", "adam_tied", "--tie", "-1"], "tie"),
 ])
 def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message):
     curves = _base_only(tmp_path)
@@ -271,6 +274,14 @@ def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message
                  "--task", "bandit", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fadesim predict: error: ") and message in err
+
+
+def test_predict_takes_adam_tieds_tie_and_prints_it(tmp_path, capsys):
+    curves = _base_only(tmp_path)
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--steps", "4", "--seeds", "2",
+                 "--prompts", "8", "--max-steps", "4", "--log-every", "2", "--task", "bandit",
+                 "--optimizer", "adam_tied", "--tie", "0.1"]) == 0
+    assert "fadesim predict [bandit, adam_tied (tie 0.1), G = 8," in capsys.readouterr().out
 
 
 def test_predict_refuses_sharpen_settings_it_cannot_use(tmp_path, capsys):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from fadesim.lab.literature import CHOSEN
+from fadesim.lab.literature import CHOSEN, ProtocolSettings
 from fadesim.tasks.sharpen import EVAL_SPLITS
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -261,8 +261,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
-    from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_task,
-                                        extrapolations, for_task, load_curves, load_methods, parse_advantages, predict,
+    from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
+                                        describe_task, extrapolations, for_task, load_curves, load_methods, parse_advantages, predict,
                                         run_setting, summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
@@ -281,10 +281,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise CLIError(f"{', '.join('--' + n.replace('_', '-') for n in given)} apply to the sharpen task only; "
                        f"got --task {args.task}")
     sharpen = {**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **given} if args.task == "sharpen" else for_task(args.task)
+    if args.tie is not None and args.optimizer != "adam_tied":
+        raise CLIError(f"--tie applies to --optimizer adam_tied only; got --optimizer {args.optimizer}")
+    tie = {} if args.tie is None else {"tie": args.tie}
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                              readout=CHOSEN["readout"], **sharpen)
+                              readout=CHOSEN["readout"], **tie, **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
     pub = curves[curves.setting == setting]
@@ -306,7 +309,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     cal = out["calibration"]
     how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
            f"{out['length']:g}" if steps is None else f"{out['length']:g} steps (given)")
-    print(f"fadesim predict [{describe_task(ps)}, {ps.optimizer}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
+    print(f"fadesim predict [{describe_task(ps)}, {describe_optimizer(ps)}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
           f"held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
           + f" (max error {cal.max_abs_error:.4f}); length: {how}")
@@ -425,6 +428,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-split", default=None, choices=list(EVAL_SPLITS),
                    help="sharpen: which prompts are held out (default: the chosen family's)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
+    p.add_argument("--tie", type=float, default=None,
+                   help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "
+                        f"(default {ProtocolSettings.tie:g})")
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")

@@ -106,6 +106,11 @@ def for_task(task: str) -> dict[str, Any]:
                                          "eval_prompts": 0, "eval_split": "random"}
 
 
+def describe_optimizer(settings: ProtocolSettings) -> str:
+    """The optimizer in words: its name, and for adam_tied its tie (a run's printed axes tell the ties apart)."""
+    return f"adam_tied (tie {settings.tie:g})" if settings.optimizer == "adam_tied" else settings.optimizer
+
+
 def describe_task(settings: ProtocolSettings) -> str:
     """The task family in words, for a printed or plotted axis: for sharpen its scale and, where set, its skill,
     prompts a step and held-out evaluation prompts."""
