@@ -127,10 +127,28 @@ def test_a_missing_package_says_what_to_install(monkeypatch):
         pretrained.package_file("smollm2")
 
 
+def test_a_conversion_parses_each_gguf_file_once_and_restores_the_reader(monkeypatch):
+    gguf = pytest.importorskip("gguf")
+    from fadesim.bridge.pretrained import _one_gguf_parse
+
+    made = []
+
+    class Reader:
+        def __init__(self, path, mode="r"):
+            made.append((path, mode))
+
+    monkeypatch.setattr(gguf, "GGUFReader", Reader)
+    with _one_gguf_parse():
+        first = gguf.GGUFReader("a.gguf")
+        assert gguf.GGUFReader("a.gguf") is first and len(made) == 1  # transformers' later reads reuse the parse
+        assert gguf.GGUFReader("b.gguf") is not first and gguf.GGUFReader("a.gguf", "r+") is not first
+    assert gguf.GGUFReader is Reader and made == [("a.gguf", "r"), ("b.gguf", "r"), ("a.gguf", "r+")]
+
+
 @pytest.mark.heavy
 @pytest.mark.integration
 def test_smollm2_loads_from_its_package_and_one_rl_step_changes_it(tmp_path):
-    """The first load on a machine converts the GGUF into the shared cache (``cache_path``: about 25-55 s on 2
+    """The first load on a machine converts the GGUF into the shared cache (``cache_path``: about 20-30 s on 2
     cores), later loads take about a second; one-digit sums are easier for it than three-digit ones; one GRPO step of
     the bridge on one-digit sums changes the weights with the sampler and learner agreeing; a corrupt cache (a copy
     of the shared one) names itself."""

@@ -19,6 +19,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,30 @@ def package_file(name: str) -> Path:
     return path
 
 
+@contextmanager
+def _one_gguf_parse() -> Iterator[None]:
+    """One parse of a GGUF file for a whole conversion: transformers reads the file four times (the model's config
+    and tensors, the tokenizer's config and vocabulary), each a ``gguf.GGUFReader`` that walks every metadata field
+    (about 6 s for SmolLM2's 49152-token vocabulary on 2 cores). The reader is a read-only memory map, so one per
+    path serves all four; ``gguf.GGUFReader`` is itself again on exit."""
+    import gguf
+
+    original = gguf.GGUFReader
+    readers: dict[tuple[str, tuple[Any, ...], tuple[tuple[str, Any], ...]], Any] = {}
+
+    def reader(path: Any, *args: Any, **kwargs: Any) -> Any:
+        key = (str(path), args, tuple(sorted(kwargs.items())))
+        if key not in readers:
+            readers[key] = original(path, *args, **kwargs)
+        return readers[key]
+
+    gguf.GGUFReader = reader
+    try:
+        yield
+    finally:
+        gguf.GGUFReader = original
+
+
 def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = None) -> tuple[Any, Any]:
     """(model, tokenizer) of a named pretrained model on CPU, in ``dtype`` (default float32), from the cache or,
     the first time, converted from the installed package into it. The tokenizer gets a pad token (its eos) if it
@@ -88,8 +114,9 @@ def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = 
             raise RuntimeError(f"the model cache {where} is incomplete (no {MARKER}: an interrupted conversion?); "
                                "delete that folder to rebuild it")
         gguf = package_file(name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with _one_gguf_parse():
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         where.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
         try:
