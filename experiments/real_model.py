@@ -73,7 +73,7 @@ import torch
 from tqdm.auto import tqdm
 
 from fadesim.lab.settings import check_tag, parse_settings
-from fadesim.lab.stats import at_pass1, ci95, verdict
+from fadesim.lab.stats import at_pass1, ci95_t, verdict
 from fadesim.lab.units import run_units
 from fadesim.lab.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_task, describe_task, match_length,
                                 mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
@@ -965,7 +965,7 @@ def paper_verdicts(s: Settings, evals: pd.DataFrame, steps: pd.DataFrame, grid: 
 
     def record(claim: str, comparison: str, phase: str, step: int, metric: str, effects: list[float],
                predicted: float, detail: str, matched: str) -> None:
-        m, h = ci95(effects) if len(effects) >= 2 else (float("nan"), float("nan"))
+        m, h = ci95_t(effects) if len(effects) >= 2 else (float("nan"), float("nan"))
         ok = bool(m - h > 0) if np.isfinite(m) else False
         records.append({"claim": claim, "comparison": comparison, "phase": phase, "step": step, "metric": metric,
                         "matched": matched, "effect": m, "ci95": h, "n": len(effects), "ok": ok,
@@ -1248,7 +1248,7 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
 def verdict_markdown(records: pd.DataFrame, score: pd.DataFrame, choice: tuple[str, str], axes: str) -> str:
     """The verdict table (one row per claim, comparison, metric, phase and match) and the score, as Markdown."""
     out = [f"Verdicts on the real model ({axes}). Effect = the comparison's difference, mean over seeds with its 95% "
-           "interval (normal approximation, paired by seed); CONFIRMED when the interval excludes 0 on the claimed "
+           "interval (Student t over the seeds, paired by seed); CONFIRMED when the interval excludes 0 on the claimed "
            f"side. Best static {choice[0]}, best FADE setting {choice[1]} (tuning seed).", "",
            "| claim | comparison | metric | phase | matched | effect | verdict | predicted effect | predicted |",
            "|---|---|---|---|---|---|---|---|---|"]
