@@ -1072,7 +1072,7 @@ def fade_records(s: Settings, evals: pd.DataFrame, pred: "_Prediction", choice: 
     record("FADE reaches the best static's peak earlier", f"{static} minus {fade}", "final", final, "steps to target",
            _paired(speed[static], speed[fade]), sim_speed[static] - sim_speed[fade],
            f"steps to 95% of the best static's peak pass@1 ({peak:.3f} -> {target:.3f}), interpolated between "
-           f"evaluations, censored at {horizon}; FADE reached it in {reached}/{len(held)} held-out seeds; simulated "
+           f"evaluations, censored at {horizon}; FADE reached it in {reached}/{len(speed[fade])} held-out seeds; simulated "
            f"steps {sim_speed[static]:.0f} vs {sim_speed[fade]:.0f}", "pass@1")
     cover = {arm: pd.Series({sd: at_pass1(run, target, f"pass@{top}") for sd, run in runs[arm].items()})
              for arm in runs}
