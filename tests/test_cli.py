@@ -280,7 +280,7 @@ def test_predict_takes_adam_tieds_tie_and_prints_it(tmp_path, capsys):
     curves = _base_only(tmp_path)
     assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--steps", "4", "--seeds", "2",
                  "--prompts", "8", "--max-steps", "4", "--log-every", "2", "--task", "bandit",
-                 "--optimizer", "adam_tied", "--tie", "0.1"]) == 0
+                 "--optimizer", "adam_tied", "--tie", "0.1", "--out", str(tmp_path / "p.png")]) == 0
     assert "fadesim predict [bandit, adam_tied (tie 0.1), G = 8," in capsys.readouterr().out
 
 
