@@ -185,7 +185,8 @@ def paper_rows() -> list[tuple[str, str, str]]:
                       f"{'CONFIRMED' if r.ok else 'not confirmed'} ({r.effect:+.3g} ± {r.ci95:.2g}, {r.n} seeds)")
             said = ("" if not np.isfinite(r.effect) else
                     f", {'PREDICTED' if r.predicted_ok == r.ok else 'not predicted'}")
-            cells.append(f"{r.metric} at {'matched pass@1' if r.matched == 'pass@1' else f'matched step {r.step}'}: "
+            which = f"{r.comparison}, " if final.comparison.nunique() > 1 else ""
+            cells.append(f"{which}{r.metric} at {'matched pass@1' if r.matched == 'pass@1' else f'matched step {r.step}'}: "
                          f"{effect}{said}")
         rows.append((f"{setting}: {claim}?", interim + "; ".join(cells),
                      "[real_model](paper_figures/real_model/README.md)"))
