@@ -59,7 +59,7 @@ def test_the_paper_rows_say_interim_while_runs_are_missing_and_name_each_cells_m
     folder.mkdir()
     monkeypatch.setattr(at_a_glance, "FIGURES", tmp_path)
     assert at_a_glance.paper_rows() == []  # no verdict table committed: no rows
-    verdicts = pd.DataFrame({"claim": ["c"] * 3, "phase": ["early", "final", "final"], "step": [12, 48, 48],
+    verdicts = pd.DataFrame({"claim": ["c"] * 3, "comparison": ["a minus b"] * 3, "phase": ["early", "final", "final"], "step": [12, 48, 48],
                              "metric": ["entropy"] * 3, "matched": ["step", "step", "pass@1"],
                              "effect": [0.1, 0.2, float("nan")], "ci95": [0.01, 0.05, float("nan")], "n": [3, 3, 1],
                              "ok": [True, True, False], "predicted_ok": [True, False, False],
