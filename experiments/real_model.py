@@ -1202,7 +1202,7 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
     write_atomic(figures / s.file("score.csv"), score)
     verdict_frame = pd.DataFrame(records)
     missing = table.attrs.get("missing", [])
-    designed = table.attrs.get("runs", len(missing) + len(table[table.kind == "eval"].groupby(["method", "seed"])))
+    designed = table.attrs["runs"]  # the design's run count (train_phase, paper experiment)
     verdict_frame["runs_stored"], verdict_frame["runs_designed"] = designed - len(missing), designed
     write_atomic(figures / s.file("verdicts.csv"), verdict_frame)
     interim = (f"INTERIM: {designed - len(missing)} of the design's {designed} runs stored; missing (the sweep "
