@@ -129,26 +129,50 @@ def test_a_missing_package_says_what_to_install(monkeypatch):
 
 def test_a_conversion_parses_each_gguf_file_once_and_restores_the_reader(monkeypatch):
     gguf = pytest.importorskip("gguf")
+    gguf_utils = pytest.importorskip("transformers.modeling_gguf_pytorch_utils")
+    import transformers.configuration_utils as config_utils
+
     from fadesim.bridge.pretrained import _one_gguf_parse
 
-    made = []
+    made, maps, loads = [], [], []
 
     class Reader:
         def __init__(self, path, mode="r"):
             made.append((path, mode))
 
+    def name_map(arch, n_blocks):
+        maps.append((arch, n_blocks))
+        return object()
+
+    def load(path, return_tensors=False, model_to_load=None, torch_dtype=None):
+        loads.append((path, return_tensors))
+        return {"config": {"vocab": ["a", "b"]}, "tensors": ["t"] if return_tensors else []}
+
     monkeypatch.setattr(gguf, "GGUFReader", Reader)
+    monkeypatch.setattr(gguf, "get_tensor_name_map", name_map)
+    monkeypatch.setattr(gguf_utils, "load_gguf_checkpoint", load)
+    monkeypatch.setattr(config_utils, "load_gguf_checkpoint", load)
     with _one_gguf_parse():
         first = gguf.GGUFReader("a.gguf")
         assert gguf.GGUFReader("a.gguf") is first and len(made) == 1  # transformers' later reads reuse the parse
         assert gguf.GGUFReader("b.gguf") is not first and gguf.GGUFReader("a.gguf", "r+") is not first
+        table = gguf.get_tensor_name_map("llama", 30)
+        assert gguf.get_tensor_name_map("llama", 30) is table and gguf.get_tensor_name_map("llama", 2) is not table
+        meta = config_utils.load_gguf_checkpoint("a.gguf", return_tensors=False)
+        meta["config"]["vocab"].append("changed by a caller")
+        again = gguf_utils.load_gguf_checkpoint("a.gguf")  # one decode; each caller its own copy
+        assert again == {"config": {"vocab": ["a", "b"]}, "tensors": []}
+        assert gguf_utils.load_gguf_checkpoint("a.gguf", return_tensors=True, model_to_load=None)["tensors"] == ["t"]
     assert gguf.GGUFReader is Reader and made == [("a.gguf", "r"), ("b.gguf", "r"), ("a.gguf", "r+")]
+    assert gguf.get_tensor_name_map is name_map and maps == [("llama", 30), ("llama", 2)]
+    assert gguf_utils.load_gguf_checkpoint is load and config_utils.load_gguf_checkpoint is load
+    assert loads == [("a.gguf", False), ("a.gguf", True)]
 
 
 @pytest.mark.heavy
 @pytest.mark.integration
 def test_smollm2_loads_from_its_package_and_one_rl_step_changes_it(tmp_path):
-    """The first load on a machine converts the GGUF into the shared cache (``cache_path``: about 20-30 s on 2
+    """The first load on a machine converts the GGUF into the shared cache (``cache_path``: about 20 s on 2
     cores), later loads take about a second; one-digit sums are easier for it than three-digit ones; one GRPO step of
     the bridge on one-digit sums changes the weights with the sampler and learner agreeing; a corrupt cache (a copy
     of the shared one) names itself."""

