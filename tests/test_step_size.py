@@ -1,0 +1,137 @@
+"""Each advantage's step size in the trainer form against the simulator's (fadesim.theory.step_size): the rule for
+PSR, NSR and GRPO derived by hand, the power Q_A against sampled groups, the trainer form's normaliser against a
+sampled batch of nearly orthogonal scores, and the clock's invariances."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fadesim.tasks import make_task
+from fadesim.theory.mass_profile import profile
+from fadesim.theory.step_size import advantage_power, step_rates, trainer_clock
+
+
+def test_psr_and_nsr_by_hand():
+    """PSR (A = 1 on a correct rollout, 0 else) and NSR (A = -1 on a wrong one): both move a prompt's correct logit by
+    w(p) = p (1 - p); their powers are Q = E[k / G] = p and 1 - p; the logit's mean square E[g^2] is
+    (1 - p)^2 E[k^2] / G^2 and p^2 E[(G - k)^2] / G^2 with E[k^2] = G p (1 - p) + G^2 p^2."""
+    G, p = 6, np.array([0.05, 0.2, 0.5, 0.9])
+    weights = np.array([0.4, 0.3, 0.2, 0.1])
+    gain = weights * (p * (1 - p)) ** 2  # pi p (1 - p) w(p)
+    m2_psr = (1 - p) ** 2 * (p * (1 - p) / G + p ** 2)
+    m2_nsr = p ** 2 * (p * (1 - p) / G + (1 - p) ** 2)
+    for name, m2, q in (("psr", m2_psr, p), ("nsr", m2_nsr, 1 - p)):
+        r = step_rates(name, G, p, weights)
+        np.testing.assert_allclose(advantage_power(profile(name, G), p), q, rtol=1e-12)
+        np.testing.assert_allclose(r.sgd, gain.sum(), rtol=1e-12)
+        np.testing.assert_allclose(r.per_prompt_adam, (gain / np.sqrt(m2)).sum(), rtol=1e-12)
+        np.testing.assert_allclose(r.shared_scalar_adam, gain.sum() / np.sqrt((weights * m2).sum()), rtol=1e-12)
+        np.testing.assert_allclose(r.trainer, gain.sum() / np.sqrt((weights * q).sum()), rtol=1e-12)
+    # on hard prompts the trainer runs NSR slower than PSR by sqrt(E p / E (1 - p)); per-prompt Adam runs it faster
+    hard = np.array([0.05, 0.1, 0.15])
+    psr, nsr = step_rates("psr", G, hard), step_rates("nsr", G, hard)
+    np.testing.assert_allclose(nsr.trainer / psr.trainer, np.sqrt(hard.mean() / (1 - hard).mean()), rtol=1e-12)
+    assert nsr.per_prompt_adam > psr.per_prompt_adam and nsr.trainer < 0.5 * psr.trainer
+
+
+def test_grpo_power_by_hand():
+    """GRPO with the unbiased std: a mixed group's advantages have mean square (G - 1) / G, a uniform group's are 0,
+    so Q(p) = (G - 1) / G (1 - p^G - (1 - p)^G) (up to eps = 1e-6 in the denominator)."""
+    G, p = 8, np.linspace(0.0, 1.0, 11)
+    want = (G - 1) / G * (1 - p ** G - (1 - p) ** G)
+    np.testing.assert_allclose(advantage_power(profile("grpo", G), p), want, rtol=1e-5, atol=1e-12)
+
+
+@settings(max_examples=25)
+@given(G=st.integers(2, 10), p=st.floats(0.02, 0.98), scale=st.floats(0.01, 100.0),
+       name=st.sampled_from(["grpo", "psr", "nsr", "risk_sensitive", "focal"]))
+def test_the_trainer_form_is_scale_free_and_sgd_is_not(G, p, scale, name):
+    from fadesim.advantages.registry import get
+    from fadesim.theory.signal import group_update
+
+    fn = get(name)
+    scaled = profile(lambda r, **kw: scale * np.asarray(fn(r, **kw)), G)
+    plain = profile(name, G)
+    q, q_scaled = advantage_power(plain, np.array([p])), advantage_power(scaled, np.array([p]))
+    (w, _), (w_s, _) = group_update(plain, np.array([p])), group_update(scaled, np.array([p]))
+    np.testing.assert_allclose(w_s, scale * w, rtol=1e-9, atol=1e-15)  # SGD's step scales with A
+    np.testing.assert_allclose(w_s / np.sqrt(q_scaled), w / np.sqrt(q), rtol=1e-9, atol=1e-15)  # the trainer's: not
+
+
+def test_the_power_against_sampled_groups():
+    """Q_A(p) = E[(1/G) sum A_i^2] against 20000 sampled groups of the registry's own code, within 4 standard errors."""
+    from fadesim.advantages.registry import get
+
+    rng = np.random.default_rng(0)
+    G, n = 8, 20000
+    for name in ("grpo", "nsr", "risk_sensitive"):
+        for p in (0.1, 0.6):
+            rewards = (rng.random((n, G)) < p).astype(np.float64)
+            per_group = np.mean(np.asarray(get(name)(rewards), dtype=np.float64) ** 2, axis=1)
+            exact = float(advantage_power(profile(name, G), np.array([p]))[0])
+            assert abs(per_group.mean() - exact) < 4 * per_group.std() / np.sqrt(n), (name, p)
+
+
+def test_the_trainer_forms_normaliser_is_the_advantage_power_for_nearly_orthogonal_scores():
+    """Fact 1 of the module docstring on a sampled batch: rollout scores drawn as independent Gaussian vectors in D
+    dimensions (nearly orthogonal) give a per-weight mean square of g = (1/n) sum A_i s_i equal to Q / n (unit score
+    variance), within 4 standard errors of its sampling spread over weights, for PSR and NSR on the same rewards."""
+    rng = np.random.default_rng(1)
+    n, D, G = 64, 20000, 8
+    rewards = (rng.random((n // G, G)) < 0.2).astype(np.float64)
+    from fadesim.advantages.registry import get
+
+    scores = rng.standard_normal((n, D))
+    for name in ("psr", "nsr"):
+        A = np.asarray(get(name)(rewards), dtype=np.float64).reshape(-1)
+        g = A @ scores / n
+        q = np.mean(A ** 2)
+        # g_w ~ N(0, q / n) per weight: mean of g_w^2 over D weights has sd sqrt(2 / D) q / n
+        assert abs(np.mean(g ** 2) - q / n) < 4 * np.sqrt(2 / D) * q / n, name
+
+
+def _task(prompts_per_step=1):
+    return make_task("sharpen", n_prompts=24, n_answers=8, n_correct=2, difficulty="hard", skill_scale=0.3,
+                     prompts_per_step=prompts_per_step, eval_prompts=8, seed=0)
+
+
+def test_the_clock_by_hand_for_psr_against_nsr():
+    """With one prompt a step the skill's step gradient has mean square d^2 mean_n m2_A(p_n) over the training
+    prompts (step_moments at B = 1), so clock(PSR) / clock(NSR) (either against GRPO) is
+    sqrt((mean m2_PSR / mean p) / (mean m2_NSR / mean (1 - p)))."""
+    task = _task()
+    p = np.asarray(task.exact(task.init_params(np, np.float64), np)["pass_rate"])[~np.asarray(task.evaluated())]
+    G = 6
+    m2_psr = np.mean((1 - p) ** 2 * (p * (1 - p) / G + p ** 2))
+    m2_nsr = np.mean(p ** 2 * (p * (1 - p) / G + (1 - p) ** 2))
+    want = np.sqrt((m2_psr / p.mean()) / (m2_nsr / (1 - p).mean()))
+    got = trainer_clock(task, "psr", G) / trainer_clock(task, "nsr", G)
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert trainer_clock(task, "nsr", G) < trainer_clock(task, "psr", G)  # hard prompts: NSR's power is off the skill
+
+
+def test_the_clock_is_one_for_the_reference_and_names_bad_input():
+    task = _task(prompts_per_step=0)
+    assert trainer_clock(task, "grpo", 8) == pytest.approx(1.0, rel=1e-12)
+    assert trainer_clock(task, "sign_scaled", 8, params={"balance": 0.0}) == pytest.approx(1.0, rel=1e-9)
+    assert trainer_clock(task, "psr", 8, reference="psr") == pytest.approx(1.0, rel=1e-12)
+    assert 0 < trainer_clock(task, "fade", 8) < 2  # a schedule reads the initial signals
+    with pytest.raises(ValueError, match="defined for the sharpen task"):
+        trainer_clock(make_task("bandit", n_prompts=4, n_answers=8, n_correct=2, seed=0), "grpo", 8)
+    with pytest.raises(ValueError, match="pass rates must lie in"):
+        step_rates("grpo", 8, np.array([0.5, 1.5]))
+    with pytest.raises(ValueError, match="weights must be finite"):
+        step_rates("grpo", 8, np.array([0.5, 0.2]), weights=np.array([1.0, -1.0]))
+
+
+def test_the_sign_weighted_closed_forms_equal_the_enumeration():
+    """derivations/step_size.py: w, Q and E[g^2] of A+ = alpha, A- = -beta in closed form (sympy) against the exact
+    enumeration of PSR, NSR, REINFORCE +-1 and W-REINFORCE; NSR over PSR in a trainer: sqrt(m / (1 - m))."""
+    import sympy as sp
+
+    from derivations import step_size
+
+    assert step_size.check() < 1e-12
+    m = sp.symbols("m", positive=True)
+    assert sp.simplify(step_size.trainer_ratio_nsr_over_psr() - sp.sqrt(m / (1 - m))) == 0
