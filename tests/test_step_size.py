@@ -135,3 +135,34 @@ def test_the_sign_weighted_closed_forms_equal_the_enumeration():
     assert step_size.check() < 1e-12
     m = sp.symbols("m", positive=True)
     assert sp.simplify(step_size.trainer_ratio_nsr_over_psr() - sp.sqrt(m / (1 - m))) == 0
+
+
+def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
+    """The protocol under clock 'trainer': the reference at the matched length, every other method at length x its
+    trainer_clock on the calibrated task (and so NSR, whose power lies off the skill on hard prompts, earlier than
+    PSR); the first-order engine reads at the same steps; the settings it cannot serve are refused by name."""
+    import dataclasses
+
+    from fadesim.lab.literature import ProtocolSettings, calibrated_task, load_curves, load_methods, run_setting
+
+    (tmp_path / "c.csv").write_text("setting,source,method,k,pass_at_k\n" + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.15, 0.4, 0.7)), ("GRPO", (0.3, 0.5, 0.72)),
+                                               ("NSR", (0.25, 0.5, 0.75)), ("PSR", (0.3, 0.45, 0.65))]
+        for k, v in zip((1, 4, 32), vals)))
+    (tmp_path / "m.csv").write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\nNSR,nsr,{},1\nPSR,psr,{},1\n")
+    curves, methods = load_curves(tmp_path / "c.csv"), load_methods(tmp_path / "m.csv")
+    s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=32, n_answers=16, n_correct=2, skill_scale=0.3,
+                         prompts_per_step=1, eval_prompts=16, eval_split="stratified", seeds=4, max_steps=60,
+                         log_every=20, readout="interpolated", clock="trainer")
+    res = run_setting("s", curves, methods, s)
+    task, _ = calibrated_task(s, {1: 0.15, 4: 0.4, 32: 0.7})
+    length = res["length"]
+    for name, advantage in (("NSR", "nsr"), ("PSR", "psr")):
+        assert res["read_at"][name] == pytest.approx(min(length * trainer_clock(task, advantage, s.G), 60.0))
+    assert res["read_at"]["GRPO"] == pytest.approx(length) and res["read_at"]["NSR"] < res["read_at"]["PSR"]
+    first = run_setting("s", curves, methods, dataclasses.replace(s, engine="first_order"))
+    assert first["read_at"]["NSR"] == pytest.approx(first["length"] * trainer_clock(task, "nsr", s.G))
+    for bad, words in (({"optimizer": "adam_shared"}, "optimizer 'adam_shared'"), ({"match": "pass@1"}, "match"),
+                       ({"clock": "wall"}, "clock must be one of")):
+        with pytest.raises(ValueError, match=words):
+            dataclasses.replace(s, **bad)

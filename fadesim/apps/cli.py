@@ -287,7 +287,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                              readout=CHOSEN["readout"], **tie, **sharpen)
+                              readout=CHOSEN["readout"], clock=args.clock, **tie, **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
     pub = curves[curves.setting == setting]
@@ -315,8 +315,11 @@ def cmd_predict(args: argparse.Namespace) -> int:
           + f" (max error {cal.max_abs_error:.4f}); length: {how}")
     cells = out["table"].assign(cell=lambda t: [f"{v:.3f} +- {h:.3f}" for v, h in zip(t.pass_at_k, t.ci95)])
     wide = cells.pivot_table(index="label", columns="k", values="cell", aggfunc="first", sort=False)
-    print("predicted pass@k (held-out mean +- 95% interval over the held-out seeds; every advantage read at the same "
-          "step, the matched length; predictions, outside any score):")
+    where = ("every advantage read at the same step, the matched length" if ps.clock == "simulator" else
+             "each advantage read at the matched length x its trainer clock: "
+             + ", ".join(f"{lab} {at:g}" for lab, at in out["read_at"].items()))
+    print(f"predicted pass@k (held-out mean +- 95% interval over the held-out seeds; {where}; predictions, outside "
+          "any score):")
     print(wide.to_string())
     if out["residual"] == out["residual"]:
         print(f"match residual: the simulated GRPO's pass@1 where it is read minus the given {grpo_pass1:.3f}: "
@@ -431,6 +434,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "
                         f"(default {ProtocolSettings.tie:g})")
+    p.add_argument("--clock", default="simulator", choices=["simulator", "trainer"],
+                   help="trainer: read each advantage at the length x its trainer-form step size against GRPO "
+                        "(fadesim.theory.step_size; sharpen task, adam only; default: simulator, every advantage at "
+                        "the length)")
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
-                                             match_reference, nearest_step, read_path, scored_setting, sim_config)
+                                             match_reference, method_clocks, nearest_step, read_path, scored_setting,
+                                             sim_config)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -38,12 +39,14 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
 
     interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []
+    clocks = method_clocks(task, settings, methods, simulated_names)
     for name in simulated_names:
         m = methods[name]
-        want = m.steps_scale * length
-        # the run's length depends on steps_scale and max_steps only, not on the setting's matched length, so one
-        # compiled program serves every setting (the tasks share their shapes)
-        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        want = m.steps_scale * length * clocks[name]
+        # the run's length depends on steps_scale, the clock and max_steps only, not on the setting's matched length,
+        # so one compiled program serves every setting under the simulator's clock (the tasks share their shapes)
+        steps = int(math.ceil(m.steps_scale * max(clocks[name], 1.0) * settings.max_steps / settings.log_every)
+                    ) * settings.log_every
         res = simulate(task, sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
         if settings.match == "pass@1":
             at, _ = (crossing_point if interpolated else match_length)(res.steps, res.metrics["pass@1"][0].mean(axis=0),
@@ -109,15 +112,17 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
     entropy = [{"method": BASE, "step": 0, "entropy": float(grid[grid.step == 0].entropy.iloc[0]), "ci95": float("nan")}]
+    clocks = method_clocks(task, settings, methods, simulated_names)
     for name in simulated_names:
         m = methods[name]
-        steps = int(math.ceil(m.steps_scale * settings.max_steps / settings.log_every)) * settings.log_every
+        steps = int(math.ceil(m.steps_scale * max(clocks[name], 1.0) * settings.max_steps / settings.log_every)
+                    ) * settings.log_every
         df = curve(m.advantage, m.params, steps)
         q = df[df.k == 1]
         if settings.match == "pass@1":
             at, _ = (crossing_point if interpolated else match_length)(q.step, q.pass_at_k, target)
         else:
-            want = m.steps_scale * length
+            want = m.steps_scale * length * clocks[name]
             at = min(float(want), float(q.step.max())) if interpolated else nearest_step(sorted(set(df.step))[1:], want)
         read_at[name] = float(at) if interpolated else int(at)
         for k in ks:

@@ -9,8 +9,8 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, match_length, match_reference,
-                                             nearest_step, read_path, sim_config)
+from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, match_length,
+                                             match_reference, nearest_step, read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -53,8 +53,10 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
     ``residual`` (the held-out simulated GRPO's pass@1 where it is read minus ``grpo_pass1``; NaN where no default
-    ``grpo`` is among the advantages or a length was given). With ``settings.readout == "interpolated"`` the length
-    may fall between logged steps and every advantage is read there by linear interpolation."""
+    ``grpo`` is among the advantages or a length was given) and ``read_at`` (label -> the step it was read at).
+    With ``settings.readout == "interpolated"`` the length may fall between logged steps and every advantage is read
+    there by linear interpolation. With ``settings.clock == "trainer"`` each advantage is read at the length x its
+    trainer clock (``fadesim.theory.step_size.trainer_clock``) instead."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
 
@@ -75,13 +77,15 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
                 or (not interpolated and int(steps) != steps) or (not interpolated and steps < 1)):
             raise ValueError(f"steps must be a positive {'number' if interpolated else 'integer'}; got {steps!r}")
         length, reached = (float(steps) if interpolated else int(steps)), True
-    run_steps = max(settings.log_every, int(math.ceil(length / settings.log_every)) * settings.log_every)
-    base_rows, rows, paths = [], [], []
+    base_rows, rows, paths, read_at = [], [], [], {}
     residual = float("nan")
     for label, name, params in advantages:
+        want = length * advantage_clock(task, settings, name, params)  # the clock: 1 but under the trainer's
+        run_steps = max(settings.log_every, int(math.ceil(max(want, length) / settings.log_every)) * settings.log_every)
         res = simulate(task, sim_config(settings, name, params, run_steps, ks), seeds=held)
-        at = min(float(length), float(res.steps[-1])) if settings.readout == "interpolated" else \
-            nearest_step(res.steps[1:], length)
+        at = min(float(want), float(res.steps[-1])) if settings.readout == "interpolated" else \
+            nearest_step(res.steps[1:], want)
+        read_at[label] = at
         if not base_rows:  # step 0: the calibrated base, the same in every run
             base_rows = [{"label": BASE, "k": k, "pass_at_k": float(res.metrics[f"pass@{k}"][0, 0, 0]), "ci95": 0.0}
                          for k in ks]
@@ -96,7 +100,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
                                    "entropy": res.metrics["entropy"][0].mean(axis=0)[keep]}))
     table = pd.DataFrame(base_rows + rows)
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
-            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual}
+            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual,
+            "read_at": read_at}
 
 
 def support(curves: pd.DataFrame) -> dict[str, tuple[float, float]]:

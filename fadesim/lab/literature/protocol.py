@@ -22,6 +22,11 @@ MATCHES = ("step", "pass@1")
 #: steps around the point, which need not be a logged step: the reference then meets the published pass@1 up to the
 #: seeds' noise, printed as the match residual) or "logged" (the nearest logged step, as every run before 2026-12-06)
 READOUTS = ("interpolated", "logged")
+#: which clock a method other than the reference is read on at the matched step: "simulator" (every method at
+#: steps_scale x the reference's length, as every run before 2026-12-06) or "trainer" (each at that step x
+#: ``fadesim.theory.step_size.trainer_clock``: where the simulator has moved it as far, relative to the reference, as
+#: a trainer's Adam on shared weights does; the sharpen task under per-entry adam, at the matched step only)
+CLOCKS = ("simulator", "trainer")
 
 
 ENGINES = ("simulate", "first_order")
@@ -62,6 +67,7 @@ class ProtocolSettings:
     task_seed: int = 0
     seed_offset: int = 0
     readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
+    clock: str = "simulator"  # CLOCKS: "trainer" reads each method at its trainer-form step (step_size.trainer_clock)
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale")
@@ -75,6 +81,13 @@ class ProtocolSettings:
             raise ValueError(f"readout must be one of {', '.join(READOUTS)}; got {self.readout!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
+        if self.clock not in CLOCKS:
+            raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {self.clock!r}")
+        if self.clock == "trainer" and (self.task != "sharpen" or self.optimizer != "adam" or self.match != "step"):
+            raise ValueError("the trainer clock compares per-entry Adam on the sharpen task's shared directions with a "
+                             "trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
+                             f"'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
+                             f"{self.optimizer!r}, match {self.match!r}")
         if self.engine == "first_order" and self.answer_scale:
             raise ValueError("the first_order engine follows the shared sharpness and skill only; answer_scale > 0 adds "
                              "shared answer biases it does not model (use engine 'simulate')")
@@ -190,6 +203,22 @@ def read_path(steps: Sequence[float], values: Any, at: float) -> np.ndarray:
 def nearest_step(steps: Sequence[int], want: float) -> int:
     """The logged step nearest ``want`` (ties: the earlier)."""
     return int(min(steps, key=lambda s: (abs(s - want), s)))
+
+
+def method_clocks(task: Task, settings: ProtocolSettings, methods: Mapping[str, Method],
+                  names: Sequence[str]) -> dict[str, float]:
+    """Each named method's clock against GRPO (the protocol's reference): 1 for every method under the simulator's
+    clock, ``fadesim.theory.step_size.trainer_clock`` at the calibrated task's initial policy under the trainer's."""
+    return {name: advantage_clock(task, settings, methods[name].advantage, methods[name].params) for name in names}
+
+
+def advantage_clock(task: Task, settings: ProtocolSettings, advantage: str, params: Mapping[str, Any]) -> float:
+    """One advantage's clock against GRPO under ``settings.clock`` (``method_clocks``)."""
+    if settings.clock == "simulator":
+        return 1.0
+    from fadesim.theory.step_size import trainer_clock
+
+    return trainer_clock(task, advantage, settings.G, params=params)
 
 
 def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, Any], steps: int,
