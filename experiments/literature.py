@@ -140,12 +140,14 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
-    direction and first-order engine: "_b{B}", "_eval{M}[s]", "_d{d}" and "_firstorder" where set."""
+    direction, first-order engine and trainer clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_firstorder" and
+    "_trainerclock" where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
             + (f"_d{settings.skill_scale:g}" if settings.skill_scale else "")
-            + ("_firstorder" if settings.engine == "first_order" else ""))
+            + ("_firstorder" if settings.engine == "first_order" else "")
+            + ("_trainerclock" if settings.clock == "trainer" else ""))
 
 
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
@@ -231,8 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     task = describe_task(settings)
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
+    clock = ", each method read at that step x its trainer clock (fadesim.theory.step_size)" if (
+        settings.clock == "trainer") else ""
     axes = (f"[{task}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
-            f"{MATCH_WORDS[settings.match]}]")
+            f"{MATCH_WORDS[settings.match]}{clock}]")
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps, entropies = [], [], [], []
     for setting in dict.fromkeys(curves.setting):

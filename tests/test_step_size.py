@@ -166,3 +166,17 @@ def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
                        ({"clock": "wall"}, "clock must be one of")):
         with pytest.raises(ValueError, match=words):
             dataclasses.replace(s, **bad)
+
+
+def test_a_trainer_clock_run_writes_files_of_its_own():
+    """experiments/literature.py's file names carry the clock, so a trainer-clock run never overwrites the default's."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import literature
+
+    from fadesim.lab.literature import CHOSEN, ProtocolSettings
+
+    default = literature._sharpen_design(ProtocolSettings(**CHOSEN))
+    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"

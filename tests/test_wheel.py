@@ -4,6 +4,7 @@ regimes' tasks on their published base curves and runs ``fadesim predict`` with 
 methods, the chosen family) through its declared console entry point."""
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -58,9 +59,12 @@ def test_the_wheel_carries_its_data_and_runs_outside_the_checkout(tmp_path):
     (site / "fadesim_test_dependencies.pth").write_text("\n".join(deps) + "\n")
     run = tmp_path / "run"
     run.mkdir()
+    # the suite's XLA compile flags and jax cache (speed only, tests/conftest.py) travel; nothing of the checkout does
+    speed = {k: os.environ[k] for k in ("XLA_FLAGS", "JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
+                                         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES") if k in os.environ}
     done = subprocess.run([str(python), "-c", CHECK], cwd=run, capture_output=True, text=True, timeout=600,
                           env={"PATH": "/usr/bin:/bin", "HOME": str(run), "JAX_PLATFORMS": "cpu",
-                               "MPLBACKEND": "Agg"})
+                               "MPLBACKEND": "Agg", **speed})
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("RESULT "))[7:])
     assert Path(result["file"]).resolve().is_relative_to(site.resolve())  # the wheel's copy, not the checkout's
