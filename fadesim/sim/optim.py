@@ -25,15 +25,22 @@ def adam_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
             "count": xp.zeros((), dtype=next(iter(params.values())).dtype)}
 
 
-def adam_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
-                b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, **_: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Adam (Kingma & Ba, 1412.6980) with bias correction."""
+def _adam_step(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any,
+               second: Any, b1: float, b2: float, eps: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Adam's per-entry step with bias correction; ``second(k)`` is the (1 - b2)-weighted new term of entry k's second
+    moment (each caller writes its own expression, so each keeps its own rounding)."""
     count = state["count"] + 1.0
     m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
-    v = {k: b2 * state["v"][k] + (1.0 - b2) * grads[k] * grads[k] for k in params}
+    v = {k: b2 * state["v"][k] + second(k) for k in params}
     c1, c2 = 1.0 - b1**count, 1.0 - b2**count
     new = {k: params[k] + lr * (m[k] / c1) / (xp.sqrt(v[k] / c2) + eps) for k in params}
     return new, {"m": m, "v": v, "count": count}
+
+
+def adam_update(grads: dict[str, Any], state: dict[str, Any], params: dict[str, Any], lr: Any, xp: Any, *,
+                b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, **_: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Adam (Kingma & Ba, 1412.6980) with bias correction."""
+    return _adam_step(grads, state, params, lr, xp, lambda k: (1.0 - b2) * grads[k] * grads[k], b1, b2, eps)
 
 
 def adam_shared_init(params: dict[str, Any], xp: Any) -> dict[str, Any]:
@@ -80,15 +87,9 @@ def adam_tied_update(grads: dict[str, Any], state: dict[str, Any], params: dict[
     down. Negative samples spread over many distinct wrong answers make that gradient large, and so shrink the step
     along the shared direction; per-entry Adam gives the shared scalars normalisers of their own and misses this.
     Where a task has no per-prompt parameter it equals ``adam``."""
-    count = state["count"] + 1.0
-    m = {k: b1 * state["m"][k] + (1.0 - b1) * grads[k] for k in params}
-    specific = sum(xp.sum(grads[k] * grads[k]) for k in params if k in PER_PROMPT) if any(
-        k in PER_PROMPT for k in params) else 0.0
-    v = {k: b2 * state["v"][k] + (1.0 - b2) * (grads[k] * grads[k] + (0.0 if k in PER_PROMPT else tie * specific))
-         for k in params}
-    c1, c2 = 1.0 - b1**count, 1.0 - b2**count
-    new = {k: params[k] + lr * (m[k] / c1) / (xp.sqrt(v[k] / c2) + eps) for k in params}
-    return new, {"m": m, "v": v, "count": count}
+    specific = sum(xp.sum(grads[k] * grads[k]) for k in params if k in PER_PROMPT)  # 0 where there is none
+    return _adam_step(grads, state, params, lr, xp, lambda k: (1.0 - b2) * (
+        grads[k] * grads[k] + (0.0 if k in PER_PROMPT else tie * specific)), b1, b2, eps)
 
 
 OPTIMIZERS = {"sgd": (sgd_init, sgd_update), "adam": (adam_init, adam_update),
