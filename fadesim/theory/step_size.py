@@ -112,9 +112,9 @@ def step_rates(advantage: str, G: int, p: Any, weights: Any = None, signals: Map
                      trainer=over(float((pi * advantage_power(prof, p)).sum())))
 
 
-def _training_pass_rates(task: Sharpen, params: Mapping[str, Any] | None) -> np.ndarray:
-    params = task.init_params(np, np.float64) if params is None else params
-    p = np.asarray(task.exact({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np)["pass_rate"])
+def _training_pass_rates(task: Sharpen) -> np.ndarray:
+    """The initial pass rates of the prompts the task trains on (all but those held out for evaluation)."""
+    p = np.asarray(task.exact(task.init_params(np, np.float64), np)["pass_rate"])
     held = evaluated(task)
     return p if held is None else p[~np.asarray(held, dtype=bool)]
 
@@ -141,7 +141,7 @@ def trainer_clock(task: Sharpen, advantage: str, G: int, *, reference: str = "gr
         raise ValueError(f"trainer_clock: defined for the sharpen task (its shared directions s and g); got "
                          f"{getattr(task, 'name', type(task).__name__)!r}")
     B = int(task.prompts_per_step if prompts_per_step is None else prompts_per_step)
-    p = _training_pass_rates(task, None)
+    p = _training_pass_rates(task)
     if signals is None:  # the simulator's initial signals: the mean policy entropy over the training prompts
         entropy = np.asarray(task.exact(task.init_params(np, np.float64), np)["entropy"])
         held = evaluated(task)
