@@ -180,3 +180,19 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
 
     default = literature._sharpen_design(ProtocolSettings(**CHOSEN))
     assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"
+
+
+def test_fadesim_predict_reads_each_advantage_at_its_trainer_clock():
+    """predict() (``fadesim predict --clock trainer``): every advantage read at the given length x its clock, GRPO at
+    the length itself."""
+    from fadesim.lab.literature import ProtocolSettings, calibrated_task, predict
+
+    curve = {1: 0.2, 8: 0.6, 64: 0.85}
+    s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=32, n_answers=16, n_correct=2, skill_scale=0.3,
+                         prompts_per_step=1, eval_prompts=16, eval_split="stratified", seeds=4, max_steps=40,
+                         log_every=10, readout="interpolated", clock="trainer")
+    out = predict(curve, [("grpo", "grpo", {}), ("nsr", "nsr", {})], s, steps=30.0)
+    task, _ = calibrated_task(s, curve)
+    assert out["read_at"]["grpo"] == pytest.approx(30.0)
+    assert out["read_at"]["nsr"] == pytest.approx(30.0 * trainer_clock(task, "nsr", s.G)) < 30.0
+    assert out["trajectories"].groupby("label").step.max()["nsr"] <= out["read_at"]["nsr"]
