@@ -734,7 +734,8 @@ def effects(mean: pd.DataFrame, entropy: Mapping[str, float], top: int) -> dict[
     return out
 
 
-def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path) -> list[str]:
+def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path, figure: bool = True
+                ) -> list[str]:
     base = store.table([{"unit": "eval", "method": BASE, "seed": 0, "step": 0, "settings": _identity(s)}])
     grid = pd.read_csv(figures / s.file("prediction.csv"))
     ks = s.ks()
@@ -778,7 +779,8 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
                      f"{'yes' if said.get(claim) else 'no'})")
     timing = steps[[c for c in steps.columns if c.startswith("time_")]].mean()
     lines.append("mean step time: " + ", ".join(f"{c[5:]} {v:.1f} s" for c, v in timing.items()))
-    draw(measured, tables["end"][0], steps, figures / (f"real_model_{s.tag}.png" if s.tag else "real_model.png"), s)
+    if figure:
+        draw(measured, tables["end"][0], steps, figures / (f"real_model_{s.tag}.png" if s.tag else "real_model.png"), s)
     for line in lines:
         print(line)
     return lines
@@ -1270,7 +1272,8 @@ def paper_score(s: Settings, evals: pd.DataFrame, pred: "_Prediction", arms: lis
     return pd.DataFrame(rows)
 
 
-def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path) -> list[str]:
+def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: Path, figure: bool = True
+                      ) -> list[str]:
     """Verdicts, score and figures of the paper experiment from the stored (or restored) runs and the committed
     prediction. The base is measured again where its unit is missing, and must give the base curve the prediction
     was calibrated to (this design's base file)."""
@@ -1340,7 +1343,8 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
                      f" pass@k mean abs error {row.abs_error:.4f}")
     write_text_atomic(figures / s.file("verdicts.md"), (interim + "\n\n") * bool(interim)
                       + verdict_markdown(verdict_frame, score, choice, axes))
-    paper_figures(s, evals, steps, pred, choice, theory, figures)
+    if figure:
+        paper_figures(s, evals, steps, pred, choice, theory, figures)
     for line in lines:
         print(line)
     return lines
@@ -1447,9 +1451,10 @@ def main(argv: list[str] | None = None) -> int:
         if s.phase in ("all", "train", "score"):
             table = train_phase(s, store, figures, out, only_stored=s.phase == "score")
             if s.phase != "train":
-                (paper_score_phase if s.experiment == "paper" else score_phase)(s, table, store, figures)
+                (paper_score_phase if s.experiment == "paper" else score_phase)(s, table, store, figures,
+                                                                                 not args.no_figures)
         if s.phase == "interim":  # the paper experiment's verdicts on the runs stored so far, the missing ones named
-            paper_score_phase(s, train_phase(s, store, figures, out, interim=True), store, figures)
+            paper_score_phase(s, train_phase(s, store, figures, out, interim=True), store, figures, not args.no_figures)
     except FileNotFoundError as err:
         print(err, file=sys.stderr)
         return 2

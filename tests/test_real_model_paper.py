@@ -274,7 +274,9 @@ def _restoring_the_recorded_runs_scores_them_the_same(tmp_path, out, capsys):
         store._path(spec).unlink()
     base_spec = {"unit": "eval", "method": real_model.BASE, "seed": 0, "step": 0, "settings": real_model._identity(s)}
     store._path(base_spec).unlink()
-    score = ["--preset", "paper-quick", "--phase", "score", "--out", str(copy)]
+    score = ["--preset", "paper-quick", "--phase", "score", "--out", str(copy), "--no-figures"]
+    for png in figures.glob("*.png"):
+        png.unlink()
     capsys.readouterr()
     assert real_model.main(score) == 2  # without --from-committed a lost run is missing
     assert real_model.main([*score, "--from-committed"]) == 0
@@ -284,6 +286,7 @@ def _restoring_the_recorded_runs_scores_them_the_same(tmp_path, out, capsys):
     assert store.has(base_spec) and not any(store.has(spec) for spec in lost)  # measured again; nothing retrained
     for name in names:
         assert (figures / s.file(name)).read_bytes() == before[name], name
+    assert not list(figures.glob("*.png"))  # --no-figures: every result written, no figure drawn
     # a recorded run with a step missing, a run scored against another base, a base curve that is not the calibrated
     steps = pd.read_csv(figures / s.file("steps.csv"))
     steps.drop(index=steps.index[(steps.method == "grpo") & (steps.seed == 0) & (steps.step == 2)]).to_csv(
