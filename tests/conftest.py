@@ -12,6 +12,14 @@ if _cache != "off":
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")
 
+# One intra-op thread per xdist worker where the workers already fill the cores: two workers of two OpenMP threads each
+# on 2 cores oversubscribe them, and torch's spinning threads then wait on each other (the heavy tests: 69-73 s at
+# torch's default, 56 s at one thread each). Set before any test module imports torch; experiments honour it
+# (experiments/real_model.py). Speed only: the tests that compare torch numbers compare runs made in one process.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _workers > 1 and _workers >= (os.cpu_count() or 1):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
 # The tests compile jax's CPU programs at LLVM optimisation level 0 and with XLA's older elemental emitters instead
 # of its fusion emitters: most of the suite's time is XLA compiling many small programs, and these two flags
 # compile them about twice as fast (a 20-step simulator program: 2.0 s -> 0.8 s; an eager jax operation: about a
