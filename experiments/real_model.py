@@ -1444,8 +1444,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag and s.tag != mode else mode)
     store = ResultStore(out)
     figures = Path(args.figures) if mode in ("full", "paper") else out / "figures"
-    # every core unless OMP_NUM_THREADS says otherwise (e.g. the test suite's workers, one thread each)
-    torch.set_num_threads(max(1, int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1)))
+    # every core unless OMP_NUM_THREADS says otherwise (e.g. the test suite's workers, one thread each; a nested
+    # OpenMP list such as "4,2" gives its first level)
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
     try:
         if s.phase in ("all", "predict"):
             predict_phase(s, store, figures)
