@@ -112,11 +112,13 @@ def step_rates(advantage: str, G: int, p: Any, weights: Any = None, signals: Map
                      trainer=over(float((pi * advantage_power(prof, p)).sum())))
 
 
-def _training_pass_rates(task: Sharpen) -> np.ndarray:
-    """The initial pass rates of the prompts the task trains on (all but those held out for evaluation)."""
-    p = np.asarray(task.exact(task.init_params(np, np.float64), np)["pass_rate"])
+def _at_start_on_training_prompts(task: Sharpen) -> dict[str, np.ndarray]:
+    """The exact initial pass rates and policy entropies of the prompts the task trains on (all but those held out
+    for evaluation)."""
+    exact = task.exact(task.init_params(np, np.float64), np)
     held = evaluated(task)
-    return p if held is None else p[~np.asarray(held, dtype=bool)]
+    keep = slice(None) if held is None else ~np.asarray(held, dtype=bool)
+    return {key: np.asarray(exact[key])[keep] for key in ("pass_rate", "entropy")}
 
 
 def direction(task: Sharpen) -> str:
@@ -141,11 +143,10 @@ def trainer_clock(task: Sharpen, advantage: str, G: int, *, reference: str = "gr
         raise ValueError(f"trainer_clock: defined for the sharpen task (its shared directions s and g); got "
                          f"{getattr(task, 'name', type(task).__name__)!r}")
     B = int(task.prompts_per_step if prompts_per_step is None else prompts_per_step)
-    p = _training_pass_rates(task)
+    start = _at_start_on_training_prompts(task)
+    p = start["pass_rate"]
     if signals is None:  # the simulator's initial signals: the mean policy entropy over the training prompts
-        entropy = np.asarray(task.exact(task.init_params(np, np.float64), np)["entropy"])
-        held = evaluated(task)
-        h0 = float(np.mean(entropy if held is None else entropy[~np.asarray(held, dtype=bool)]))
+        h0 = float(np.mean(start["entropy"]))
         signals = {"entropy": h0, "initial_entropy": h0, "step": 0.0}
     d = direction(task)
 

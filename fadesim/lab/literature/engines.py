@@ -16,6 +16,14 @@ from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, 
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
+def _run_length(settings: ProtocolSettings, method: Method, clock: float) -> int:
+    """How long a method's run goes (both engines): steps_scale x max(clock, 1) x max_steps, up to a logged step. It
+    depends on steps_scale, the clock and max_steps only, not on the setting's matched length, so one compiled
+    program serves every setting under the simulator's clock (the tasks share their shapes)."""
+    return int(math.ceil(method.steps_scale * max(clock, 1.0) * settings.max_steps / settings.log_every)
+               ) * settings.log_every
+
+
 def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
                 settings: ProtocolSettings) -> dict[str, Any]:
     """The protocol (a-d) on one setting; returns its table, comparisons and chosen length (``settings.engine``
@@ -43,10 +51,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     for name in simulated_names:
         m = methods[name]
         want = m.steps_scale * length * clocks[name]
-        # the run's length depends on steps_scale, the clock and max_steps only, not on the setting's matched length,
-        # so one compiled program serves every setting under the simulator's clock (the tasks share their shapes)
-        steps = int(math.ceil(m.steps_scale * max(clocks[name], 1.0) * settings.max_steps / settings.log_every)
-                    ) * settings.log_every
+        steps = _run_length(settings, m, clocks[name])
         res = simulate(task, sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
         if settings.match == "pass@1":
             at, _ = (crossing_point if interpolated else match_length)(res.steps, res.metrics["pass@1"][0].mean(axis=0),
@@ -115,8 +120,7 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     clocks = method_clocks(task, settings, methods, simulated_names)
     for name in simulated_names:
         m = methods[name]
-        steps = int(math.ceil(m.steps_scale * max(clocks[name], 1.0) * settings.max_steps / settings.log_every)
-                    ) * settings.log_every
+        steps = _run_length(settings, m, clocks[name])
         df = curve(m.advantage, m.params, steps)
         q = df[df.k == 1]
         if settings.match == "pass@1":
