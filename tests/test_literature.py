@@ -374,6 +374,29 @@ def test_the_default_family_is_described_on_every_axis():
         ProtocolSettings(task="bandit", eval_split="stratified")
 
 
+def test_the_skill_reach_and_sharpness_floor_reach_the_task_or_are_refused():
+    """reach_samples and floor_sharpness go from the protocol's settings to the calibrated task, are named in its
+    description, and are refused where they cannot apply: another family, no skill, the first-order engine's floor."""
+    from fadesim.lab.literature import describe_task
+
+    base = {1: 0.30, 4: 0.55, 32: 0.80}
+    s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=24, n_answers=16, n_correct=2, eval_prompts=8,
+                         skill_scale=0.3, reach_samples=16, floor_sharpness=True)
+    task, _ = calibrated_task(s, base)
+    assert task.reach is not None and task.floor_sharpness
+    assert describe_task(s).endswith("skill reach 16 base draws, sharpness floored at its start, pass@k on 8 "
+                                     "held-out prompts")
+    plain, _ = calibrated_task(ProtocolSettings(**{**s.__dict__, "reach_samples": 0, "floor_sharpness": False}), base)
+    assert plain.reach is None and not plain.floor_sharpness
+    np.testing.assert_array_equal(plain.logits0, task.logits0)
+    with pytest.raises(ValueError, match="reach_samples, floor_sharpness: sharpen-task settings"):
+        ProtocolSettings(task="bandit", reach_samples=8, floor_sharpness=True)
+    with pytest.raises(ValueError, match="it needs skill_scale > 0"):
+        ProtocolSettings(task="sharpen", reach_samples=8)
+    with pytest.raises(ValueError, match="floor_sharpness projects the sharpness"):
+        ProtocolSettings(task="sharpen", optimizer="adam", eval_prompts=8, engine="first_order", floor_sharpness=True)
+
+
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
     match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""

@@ -305,7 +305,7 @@ def _sampled_group_gradients(task, prm, advantage, params, G, draws, rng):
         ro = task.rollout(prm, rng.random((n, G)), np)
         dlogits = n * task.logit_gradient(prm, ro["actions"], call(ro["rewards"], {}, ro["logprobs"], {}), np)
         out["s"].append(task.sharpen_scale * (dlogits * l0).sum(-1))
-        out["g"].append(task.skill_scale * np.where(task.correct, dlogits, 0.0).sum(-1))
+        out["g"].append(task.skill_scale * (dlogits * task.skilled(np, np.float64)).sum(-1))
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -524,3 +524,83 @@ def test_shared_answer_biases_move_an_answer_on_every_prompt():
                             rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="answer_scale must be a finite number >= 0"):
         make_task("sharpen", answer_scale=-1.0, **SMALL)
+
+
+# ----------------------------------------------------------------------------- the skill's reach and the sharpness floor
+def test_the_skill_reaches_a_prompt_with_the_base_probability_of_a_correct_draw_among_k():
+    """reach_samples = K_r: prompt n is reached with probability 1 - (1 - p_n)^K_r, so over many prompts the reached
+    fraction is the base's pass@K_r (4 standard errors of a Bernoulli mean), fixed by the task's seed; K_r = 0 reaches
+    every prompt (reach None, the task as it was)."""
+    dist = Stratified(Beta(0.4, 2.0))
+    for k in (1, 8, 64):
+        task = make_sharpen(4000, 16, 2, dist, skill_scale=0.3, reach_samples=k, prior="zipf", seed=5)
+        p = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
+        covered = 1.0 - (1.0 - p) ** k
+        se = np.sqrt((covered * (1 - covered)).sum()) / len(p)
+        assert abs(task.reach.mean() - covered.mean()) < 4 * se, k
+        again = make_sharpen(4000, 16, 2, dist, skill_scale=0.3, reach_samples=k, prior="zipf", seed=5)
+        np.testing.assert_array_equal(again.reach, task.reach)
+    assert make_sharpen(**SMALL, skill_scale=0.3).reach is None
+
+
+def test_the_skill_moves_reached_prompts_only_and_its_gradient_is_the_surrogates():
+    """On an unreached prompt the skill moves no logit and gets no gradient; on a reached one it adds d to every correct
+    logit; task.score's g equals central differences of (1/(GN)) sum w log pi."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.3, reach_samples=2, **SMALL)
+    reach = task.reach
+    assert 0 < reach.sum() < len(reach)
+    rng = np.random.default_rng(1)
+    prm = _skill_params(task, rng)
+    moved = task.logits({**prm, "g": prm["g"] + 1.0}, np) - task.logits(prm, np)
+    np.testing.assert_allclose(moved, np.where(task.correct & reach[:, None], 1.3, 0.0), atol=1e-12)
+    G, N = 4, task.n_prompts
+    actions, weights = rng.integers(0, 10, size=(N, G)), rng.standard_normal((N, G))
+    surrogate = lambda prm_: float(np.sum(weights * task.logprob(prm_, actions, np)) / (G * N))  # noqa: E731
+    h = 1e-6
+    fd = (surrogate({**prm, "g": prm["g"] + h}) - surrogate({**prm, "g": prm["g"] - h})) / (2 * h)
+    assert task.score(prm, actions, weights, np)["g"] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    only_unreached = np.where(reach[:, None], 0.0, weights)
+    assert task.score(prm, actions, only_unreached, np)["g"] == pytest.approx(0.0, abs=1e-15)
+
+
+@pytest.mark.parametrize("advantage", ["grpo", "nsr"])
+def test_direction_moments_with_a_limited_reach_match_sampled_groups(advantage):
+    """The exact skill moments with reach_samples set (zero on unreached prompts) against 4000 sampled groups a prompt,
+    each prompt's mean within 4 standard errors, and the expected skill gradient equal to their mean."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, reach_samples=2, **SMALL)
+    rng = np.random.default_rng(4)
+    prm = _skill_params(task, rng)
+    draws = _sampled_group_gradients(task, prm, advantage, {}, 4, 4000, rng)["g"]
+    mu, var = direction_moments(task, advantage, 4, prm)["g"]
+    assert np.all(mu[~task.reach] == 0.0) and np.all(var[~task.reach] == 0.0)
+    se = draws.std(axis=0, ddof=1) / np.sqrt(len(draws)) + 1e-12
+    assert np.all(np.abs(draws.mean(0) - mu) < 4 * se)
+    assert expected_skill_gradient(task, advantage, 4, prm) == pytest.approx(mu.mean(), rel=1e-10)
+
+
+def test_the_sharpness_floor_keeps_the_sharpness_at_its_start_and_runs_the_same_on_numpy_and_jax():
+    """All prompts hard (Beta(0.3, 8)) with a skill: unconstrained, the sharpness falls below its start (the hard
+    prompts' correct answers sit in the prior's tail); with floor_sharpness it never does (the projection s >= 0
+    after every step), every other parameter still moves, and numpy and jax agree step for step."""
+    kw = dict(n_prompts=32, n_answers=12, n_correct=2, difficulty=Stratified(Beta(0.3, 8.0)), prior="zipf", seed=1,
+              sharpen_scale=1.0, skill_scale=0.5, prompts_per_step=4)
+    cfg = SimConfig(advantage="grpo", G=8, steps=400, log_every=20, optimizer="adam", lr=0.05)
+    free = simulate(make_task("sharpen", **kw), cfg, seeds=range(2))
+    floored = simulate(make_task("sharpen", floor_sharpness=True, **kw), cfg, seeds=range(2))
+    assert free.metrics["sharpness"][0].min() < 0.9
+    assert floored.metrics["sharpness"][0].min() >= 1.0
+    assert floored.metrics["skill"][0][:, -1].min() > 0.5
+    task = make_task("sharpen", floor_sharpness=True, **kw)
+    assert task.constrain({"s": np.float64(-0.3), "g": np.float64(2.0)}, np) == {"s": 0.0, "g": 2.0}
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=40, log_every=10, optimizer="adam", lr=0.05),
+                            2, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_reach_and_floor_settings_are_refused():
+    for bad in (-1, 2.5, True):
+        with pytest.raises(ValueError, match="reach_samples must be an integer >= 0"):
+            make_task("sharpen", skill_scale=0.3, reach_samples=bad, **SMALL)
+    with pytest.raises(ValueError, match="needs skill_scale > 0"):
+        make_task("sharpen", reach_samples=8, **SMALL)
+    with pytest.raises(ValueError, match="floor_sharpness must be True or False"):
+        make_task("sharpen", floor_sharpness=1, **SMALL)

@@ -79,6 +79,7 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
     update_hp, adv_hp = split_hyper_parameters(cfg, hp)
     _, update = OPTIMIZERS[cfg.optimizer]
     params, opt = state["params"], state["opt"]
+    constrain = getattr(task, "constrain", None)
     ro = task.rollout(params, u, xp)
     actions, rewards, logp_old = ro["actions"], ro["rewards"], ro["logprobs"]
     if info(cfg.advantage).needs_signals:  # only schedule-driven advantages read the entropy signal
@@ -116,6 +117,8 @@ def train_step(task: Task, cfg: SimConfig, state: dict[str, Any], u: Any, hp: Ma
         if metrics:
             clip_fraction = mean(clipped.astype(adv.dtype))
         params, opt = update(grads, opt, params, update_hp["lr"], xp, tie=update_hp["tie"])
+        if constrain is not None:  # a task's constraints (e.g. make_sharpen(floor_sharpness=True)): a projection
+            params = constrain(params, xp)
     new_state = dict(state, params=params, opt=opt, entropy_ema=ema, step=state["step"] + 1.0)
     if not metrics:
         return new_state, {}

@@ -60,6 +60,24 @@ answers, concentrates them. This is the cross-prompt interference of answers an 
 the per-prompt logits do not (measured on SmolLM2: ``paper_figures/real_model/README.md``). e = 0 (the default)
 leaves the task exactly as it was: no beta parameter, the same numbers.
 
+``reach_samples`` = K_r > 0 limits the skill to the prompts inside the base model's reach: prompt n is reached when
+one of K_r draws from its base policy would be correct, i.e. with probability 1 - (1 - p_n)^K_r (one uniform per
+prompt, fixed by the task's seed, so the expected reached fraction is the calibrated base's pass@K_r exactly). The
+skill raises the correct answers of reached prompts only; the others move through the sharpness and their own
+logits alone. This is the reasoning boundary of arXiv 2504.13837 (Section 3: RL-trained models solve, at large k,
+only problems the base model already solves within k samples; the boundary there was measured up to k = 256)
+written as a task: without it the skill is an oracle that lifts every prompt's correct answers by the same log-odds,
+so a prompt the base never solves gains as much as one it solves half the time. 0 (the default): every prompt is
+reached, the task exactly as it was.
+
+``floor_sharpness`` = True keeps the sharpness 1 + c s at or above its start (s >= 0 after every update, a
+projection: ``constrain``): RL may sharpen the base's answer distribution, never flatten it below the base's own
+temperature. Without it, once the skill has lifted the correct answers, the hard prompts' pull on s (their correct
+answers sit in the prior's tail) can drive the sharpness through 0, erasing the prior, after which every held-out
+prompt has the same pass rate and a flat policy over n_answers answers solves every prompt within a few dozen
+samples (measured on the SmolLM2 base curve: paper_figures/literature/README.md, "Reach and floor"). False (the
+default): s is unconstrained, the task exactly as it was.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -96,6 +114,9 @@ class Sharpen(Bandit):
     # the parameters training starts from ({"s", "g", "theta"} as arrays, e.g. a checkpoint: ``restarted``), or
     # None: all zeros, the initial policy equal to the bandit's
     start: Any = None
+    # (N,) bool, True for the prompts the skill reaches (``reach_samples``), or None: every prompt
+    reach: Any = None
+    floor_sharpness: bool = False  # True: s >= 0 after every update (``constrain``)
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -153,7 +174,7 @@ class Sharpen(Bandit):
         s = params["s"]
         out = (1.0 + self.sharpen_scale * s) * xp.asarray(self.logits0, dtype=s.dtype)
         if self.skill_scale:
-            out = out + self.skill_scale * params["g"] * xp.asarray(self.correct, dtype=s.dtype)
+            out = out + self.skill_scale * params["g"] * self.skilled(xp, s.dtype)
         if self.answer_scale:
             out = out + self.answer_scale * params["beta"][None, :]
         return out + params["theta"] if self.tabular else out
@@ -163,12 +184,24 @@ class Sharpen(Bandit):
         l0 = xp.asarray(self.logits0, dtype=dlogits.dtype)
         grads = {"s": self.sharpen_scale * xp.sum(dlogits * l0)}
         if self.skill_scale:
-            grads["g"] = self.skill_scale * xp.sum(dlogits * xp.asarray(self.correct, dtype=dlogits.dtype))
+            grads["g"] = self.skill_scale * xp.sum(dlogits * self.skilled(xp, dlogits.dtype))
         if self.answer_scale:
             grads["beta"] = self.answer_scale * xp.sum(dlogits, axis=0)
         if self.tabular:
             grads["theta"] = dlogits
         return grads
+
+    def skilled(self, xp: Any, dtype: Any) -> Any:
+        """(N, K) 1.0 on the answers the skill raises (every correct answer of a reached prompt), else 0.0."""
+        mask = xp.asarray(self.correct, dtype=dtype)
+        return mask if self.reach is None else mask * xp.asarray(self.reach, dtype=dtype)[:, None]
+
+    def constrain(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
+        """The parameters after an update, projected onto the task's constraints: s >= 0 where ``floor_sharpness``
+        (the simulator calls this after every optimizer step; the optimizer's moments are left as they are)."""
+        if not self.floor_sharpness:
+            return params
+        return dict(params, s=xp.maximum(params["s"], xp.zeros((), dtype=params["s"].dtype)))
 
     def geometry(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         out = {"sharpness": 1.0 + self.sharpen_scale * params["s"]}
@@ -196,6 +229,8 @@ def make_sharpen(
     spread: float | None = None,
     prior: str = "normal",
     zipf_exponent: float = 1.0,
+    reach_samples: int = 0,
+    floor_sharpness: bool = False,
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
@@ -208,6 +243,14 @@ def make_sharpen(
     if not (isinstance(answer_scale, (int, float)) and not isinstance(answer_scale, bool)
             and np.isfinite(answer_scale) and answer_scale >= 0):
         raise ValueError(f"answer_scale must be a finite number >= 0 (0: no shared answer biases); got {answer_scale!r}")
+    if isinstance(reach_samples, bool) or int(reach_samples) != reach_samples or reach_samples < 0:
+        raise ValueError(f"reach_samples must be an integer >= 0 (0: the skill reaches every prompt); "
+                         f"got {reach_samples!r}")
+    if reach_samples and not skill_scale:
+        raise ValueError("reach_samples limits the skill to the prompts the base model reaches; it needs "
+                         "skill_scale > 0")
+    if not isinstance(floor_sharpness, (bool, np.bool_)):
+        raise ValueError(f"floor_sharpness must be True or False; got {floor_sharpness!r}")
     if not isinstance(tabular, (bool, np.bool_)):
         raise ValueError(f"tabular must be True or False; got {tabular!r}")
     if isinstance(prompts_per_step, bool) or int(prompts_per_step) != prompts_per_step or not (
@@ -228,20 +271,26 @@ def make_sharpen(
     if eval_prompts and eval_split == "random":  # a fixed random subset of the prompts, held out of training
         evaluation = np.zeros(n_prompts, dtype=bool)
         evaluation[np.random.default_rng([seed, 1]).choice(n_prompts, int(eval_prompts), replace=False)] = True
-    elif eval_prompts:  # systematic: every (N / M)-th prompt in order of initial pass rate, from a random start
-        # (the pass rate written out, not Bandit.exact's: the two differ in the last bits, which reorders near-ties
-        # and so would move the committed runs' held-out prompts)
-        logits = base.logits0 - base.logits0.max(axis=1, keepdims=True)
-        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-        order = np.argsort(np.where(base.correct, probs, 0.0).sum(axis=1), kind="stable")
+    # the initial pass rates written out, not Bandit.exact's: the two differ in the last bits, which reorders near-ties
+    # and so would move the committed runs' held-out prompts
+    logits = base.logits0 - base.logits0.max(axis=1, keepdims=True)
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    initial = np.where(base.correct, probs, 0.0).sum(axis=1)
+    if eval_prompts and eval_split == "stratified":  # every (N / M)-th prompt in order of initial pass rate
+        order = np.argsort(initial, kind="stable")
         start = np.random.default_rng([seed, 1]).random()
         evaluation = np.zeros(n_prompts, dtype=bool)
         evaluation[order[np.floor((np.arange(eval_prompts) + start) * n_prompts / eval_prompts).astype(int)]] = True
+    reach = None
+    if reach_samples:  # reached with probability 1 - (1 - p_n)^K_r: a correct answer among K_r base draws
+        covered = -np.expm1(reach_samples * np.log1p(-np.minimum(initial, 1.0)))
+        reach = np.random.default_rng([seed, 2]).random(n_prompts) < covered
     if not tabular and sharpen_scale == 0 and skill_scale == 0:
         raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
                    skill_scale=float(skill_scale), answer_scale=float(answer_scale),
-                   tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation)
+                   tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation,
+                   reach=reach, floor_sharpness=bool(floor_sharpness))
 
 
 __all__ = ["Sharpen", "make_sharpen"]

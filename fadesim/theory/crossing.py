@@ -107,7 +107,14 @@ def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mappi
     params = task.init_params(np, np.float64) if params is None else params
     p, _, _ = _conditional_means(task, params)
     w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
-    return float(task.skill_scale * np.mean(w))
+    return float(task.skill_scale * np.mean(w * _reached(task)))
+
+
+def _reached(task: Sharpen) -> np.ndarray:
+    """(N,) 1.0 on the prompts the skill reaches (every prompt unless ``make_sharpen(reach_samples=...)``), else 0.0:
+    on an unreached prompt d log pi / dg = 0."""
+    reach = getattr(task, "reach", None)
+    return np.ones(task.n_prompts) if reach is None else np.asarray(reach, dtype=np.float64)
 
 
 def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
@@ -141,7 +148,7 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
         (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
     if task.skill_scale:
-        g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G
+        g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G * _reached(task)[:, None]
         g_mean = (weight * g_k).sum(-1)
         out["g"] = (task.skill_scale * g_mean,
                     task.skill_scale ** 2 * ((weight * g_k ** 2).sum(-1) - g_mean ** 2))

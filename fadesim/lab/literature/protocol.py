@@ -46,6 +46,8 @@ class ProtocolSettings:
     sharpen_scale: float = 1.0  # sharpen: how far one unit of the shared sharpness moves the logits
     skill_scale: float = 0.0  # sharpen: how far one unit of the shared skill raises every correct logit (0: none)
     answer_scale: float = 0.0  # sharpen: the answers' shared biases across prompts (0: none; Sharpen's docstring)
+    reach_samples: int = 0  # sharpen: the skill reaches only prompts the base solves within this many draws (0: all)
+    floor_sharpness: bool = False  # sharpen: the shared sharpness never falls below its start (s >= 0)
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -70,11 +72,16 @@ class ProtocolSettings:
     clock: str = "simulator"  # CLOCKS: "trainer" reads each method at its trainer-form step (step_size.trainer_clock)
 
     def __post_init__(self) -> None:
-        given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale")
+        given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
+                                   "floor_sharpness")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
-                             f"skill_scale, answer_scale) given with task {self.task!r}")
+                             f"skill_scale, answer_scale, reach_samples, floor_sharpness) given with task "
+                             f"{self.task!r}")
+        if self.reach_samples and not self.skill_scale:
+            raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
+                             "reaches; it needs skill_scale > 0")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
@@ -88,6 +95,9 @@ class ProtocolSettings:
                              "trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
                              f"'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
                              f"{self.optimizer!r}, match {self.match!r}")
+        if self.engine == "first_order" and self.floor_sharpness:
+            raise ValueError("the first_order engine follows the unconstrained mean-field path; floor_sharpness "
+                             "projects the sharpness after every step, which it does not model (use engine 'simulate')")
         if self.engine == "first_order" and self.answer_scale:
             raise ValueError("the first_order engine follows the shared sharpness and skill only; answer_scale > 0 adds "
                              "shared answer biases it does not model (use engine 'simulate')")
@@ -108,14 +118,15 @@ CHOSEN: dict[str, Any] = {"task": "sharpen", "optimizer": "adam", "sharpen_scale
                           "max_steps": 2000, "log_every": 20, "readout": "interpolated", "answer_scale": 0.0}
 
 
-SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale")
+SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
+                "reach_samples", "floor_sharpness")
 
 
 def for_task(task: str) -> dict[str, Any]:
     """The sharpen-only settings a run of another task family resets (empty for sharpen): what a flag that picks
     another family implies, so that the default family's settings are not refused for it."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
-                                         "prompts_per_step": 0,
+                                         "reach_samples": 0, "floor_sharpness": False, "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random"}
 
 
@@ -133,6 +144,8 @@ def describe_task(settings: ProtocolSettings) -> str:
     return (f"sharpen c = {settings.sharpen_scale:g}"
             + (f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
             + (f", shared answers e = {settings.answer_scale:g}" if settings.answer_scale else "")
+            + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
+            + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", {b} prompt{'s' if b > 1 else ''} a step" if b else "")
             + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
             + (" (stratified)" if settings.eval_prompts and settings.eval_split == "stratified" else ""))
@@ -155,7 +168,8 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
         kw["width"] = settings.width
     if settings.task == "sharpen":
         kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
-                  answer_scale=settings.answer_scale,
+                  answer_scale=settings.answer_scale, reach_samples=settings.reach_samples,
+                  floor_sharpness=settings.floor_sharpness,
                   prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal

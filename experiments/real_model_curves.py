@@ -1,0 +1,93 @@
+"""The project's own measured SmolLM2 runs as literature-protocol settings: one curves file and one methods file in
+the schema of ``fadesim/data/literature/`` (``fadesim.lab.literature``), so that any simulator family is scored on the
+real model by the same command that scores it on the published runs::
+
+    python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods}.csv
+    python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
+        --methods paper_figures/real_model/smollm2_methods.csv
+
+Three settings, each read at one checkpoint (the methods' mean pass@k over the measured seeds; GRPO there is the
+reference whose pass@1 fixes the simulated length):
+
+- ``SmolLM2-135M / sums (issue 27), step 24``: ``real_model_measured.csv``, the first design (GRPO, PSR, NSR,
+  W-REINFORCE, FADE; 2 seeds), at its last step;
+- ``SmolLM2-135M / sums prefilled, step 24``: ``real_model_prefilled_measured.csv``, the same with the answer's start
+  prefilled, at its last step;
+- ``SmolLM2-135M / paper experiment, step 48``: ``real_model_paper_measured.csv`` (issue 39), the seven static arms
+  (GRPO, the sign axis b = -1 .. +1, focal gamma 1 and 3) and FADE's chosen setting, at step 48 (4 seeds; FADE 3
+  held-out seeds).
+
+Nothing is simulated or trained here; the files are a reformatting of committed measurements (``literature_files``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+from real_model import literature_files  # noqa: E402 - the experiment next to this one
+
+from fadesim.lab.results import write_atomic  # noqa: E402
+
+FOLDER = ROOT / "paper_figures" / "real_model"
+#: FADE's setting chosen on the tuning seed of the paper experiment (real_model_paper_winners.csv)
+PAPER_FADE = "fade:lam_neg_explore=1:lam_neg_exploit=0.25"
+PAPER_STATICS = ("grpo", "sign_scaled:balance=-1", "sign_scaled:balance=-0.5", "sign_scaled:balance=0.5",
+                 "sign_scaled:balance=1", "focal:gamma=1", "focal:gamma=3")
+SOURCE = "fadesim SmolLM2-135M-Instruct runs (paper_figures/real_model)"
+
+
+def _long(measured: pd.DataFrame) -> pd.DataFrame:
+    """(method, seed, step, k, pass_at_k) from the paper experiment's wide file (one pass@k column per k)."""
+    cols = [c for c in measured.columns if c.startswith("pass@") and c[5:].isdigit()]
+    out = measured.melt(id_vars=["method", "seed", "step"], value_vars=cols, var_name="k", value_name="pass_at_k")
+    out["k"] = out.k.str[5:].astype(int)
+    base = out[out.step == 0].drop_duplicates(["seed", "k"]).assign(method="base")  # every arm starts at the base
+    return pd.concat([base[base.method == "base"], out[out.step > 0]], ignore_index=True)
+
+
+def export(folder: Path = FOLDER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves, methods) of the three settings (module docstring), from the committed measured files in ``folder``."""
+    curves, methods = [], []
+    for name, setting, step in (("real_model_measured.csv", "SmolLM2-135M / sums (issue 27), step 24", 24),
+                                ("real_model_prefilled_measured.csv", "SmolLM2-135M / sums prefilled, step 24", 24)):
+        c, m = literature_files(pd.read_csv(folder / name), setting, {step: 1}, SOURCE)
+        curves.append(c)
+        methods.append(m)
+    paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
+    paper = paper[paper.method.isin(("base", *PAPER_STATICS, PAPER_FADE))]
+    # the base once: seed 0's step-0 rows (every seed's step 0 is the same measured base, checked by the score phase)
+    base = paper[paper.method == "base"]
+    paper = pd.concat([base[base.seed == base.seed.min()], paper[paper.method != "base"]], ignore_index=True)
+    c, m = literature_files(paper, "SmolLM2-135M / paper experiment, step 48", {48: 1}, SOURCE)
+    curves.append(c)
+    methods.append(m)
+    methods = pd.concat(methods, ignore_index=True)
+    clash = methods[methods.duplicated("method", keep=False)]
+    if len(clash.drop_duplicates()) != len(clash.drop_duplicates("method")):
+        raise ValueError(f"a method name maps to two advantages: {sorted(set(clash.method))}")
+    return pd.concat(curves, ignore_index=True), methods.drop_duplicates("method")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(FOLDER), help="folder for smollm2_curves.csv and smollm2_methods.csv")
+    args = ap.parse_args(argv)
+    curves, methods = export()
+    out = Path(args.out)
+    write_atomic(out / "smollm2_curves.csv", curves)
+    write_atomic(out / "smollm2_methods.csv", methods)
+    for setting, part in curves.groupby("setting", sort=False):
+        print(f"{setting}: {part.method.nunique() - 1} methods, k = {sorted(int(k) for k in part.k.unique())}")
+    print(f"wrote {out / 'smollm2_curves.csv'} and {out / 'smollm2_methods.csv'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""The measured SmolLM2 runs as literature-protocol settings (experiments/real_model_curves.py): the committed files are
+a fresh export of the committed measurements, every value is the mean over the measured seeds (to float rounding: the order of a sum), and the protocol loads
+them."""
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+import real_model_curves  # noqa: E402 - a script of experiments/, importable once that folder is on sys.path
+
+from fadesim.lab.literature import load_curves, load_methods  # noqa: E402
+
+pytestmark = pytest.mark.integration  # real_model imports the bridge's stack (torch, transformers)
+
+
+def test_the_committed_export_is_a_fresh_export_of_the_measured_runs(tmp_path):
+    assert real_model_curves.main(["--out", str(tmp_path)]) == 0
+    for name in ("smollm2_curves.csv", "smollm2_methods.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(real_model_curves.FOLDER / name))
+    curves = load_curves(tmp_path / "smollm2_curves.csv")
+    methods = load_methods(tmp_path / "smollm2_methods.csv")
+    assert curves.setting.nunique() == 3 and "GRPO" in methods
+    measured = pd.read_csv(real_model_curves.FOLDER / "real_model_paper_measured.csv")
+    paper = curves[curves.setting == "SmolLM2-135M / paper experiment, step 48"].set_index(["method", "k"]).pass_at_k
+    for label, method in (("grpo", "GRPO"), ("sign_scaled:balance=-1", "sign_scaled:balance=-1@48"),
+                          (real_model_curves.PAPER_FADE, f"{real_model_curves.PAPER_FADE}@48")):
+        rows = measured[(measured.method == label) & (measured.step == 48)]
+        assert len(rows) >= 3
+        for k in (1, 8, 64):
+            assert paper[(method, k)] == pytest.approx(rows[f"pass@{k}"].mean(), rel=1e-12)  # summation order
+    assert paper[("base", 64)] == measured[(measured.step == 0)]["pass@64"].iloc[0]
+    first = curves[curves.setting == "SmolLM2-135M / sums (issue 27), step 24"].set_index(["method", "k"]).pass_at_k
+    runs = pd.read_csv(real_model_curves.FOLDER / "real_model_measured.csv")
+    assert first[("nsr@24", 4)] == pytest.approx(
+        runs[(runs.method == "nsr") & (runs.step == 24) & (runs.k == 4)].pass_at_k.mean(), rel=1e-12)
+    assert set(methods["psr@24"].params) == set() and methods["psr@24"].advantage == "psr"
