@@ -430,6 +430,12 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{CHOSEN['eval_prompts']}; 0: read on the trained prompts)")
     p.add_argument("--eval-split", default=None, choices=list(EVAL_SPLITS),
                    help="sharpen: which prompts are held out (default: the chosen family's)")
+    p.add_argument("--reach-samples", type=int, default=None,
+                   help=f"sharpen: the skill lifts only prompts the base solves within this many draws (default "
+                        f"{CHOSEN['reach_samples']}; 0: every prompt)")
+    p.add_argument("--floor-sharpness", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"sharpen: the shared sharpness never falls below its start (default "
+                        f"{'on' if CHOSEN['floor_sharpness'] else 'off'})")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

@@ -115,7 +115,8 @@ class ProtocolSettings:
 #: ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax family, which other tools build on.
 CHOSEN: dict[str, Any] = {"task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3,
                           "prompts_per_step": 1, "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified",
-                          "max_steps": 2000, "log_every": 20, "readout": "interpolated", "answer_scale": 0.0}
+                          "max_steps": 2000, "log_every": 20, "readout": "interpolated", "answer_scale": 0.0,
+                          "reach_samples": 0, "floor_sharpness": False}
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
