@@ -4,6 +4,10 @@ bandit, linear_softmax, chain, neural and sharpen satisfy it (``tests/test_task_
 exist and return what is promised). Every method takes the array namespace ``xp`` (numpy or jax.numpy), so one
 implementation serves the numpy reference and the jax simulator; a task's own arrays are numpy constants, passed to
 the compiled program as arguments (``fadesim.sim.vectorized.task_data``).
+
+Optional beyond the protocol: ``constrain(params, xp) -> params``, the parameters projected onto the task's
+constraints, which ``fadesim.sim.step.train_step`` applies after every optimizer step where a task defines it (sharpen
+with ``floor_sharpness``: s >= 0); the optimizer's moments are not touched.
 """
 
 from __future__ import annotations
