@@ -14,10 +14,12 @@ The shipped settings (fadesim/data/literature/, their sources in its README) are
 tune on; a user's own files in the same schema go through the same command.
 
 The default family is the one chosen on them (``fadesim.lab.literature.CHOSEN``): the sharpen task with a shared skill
-(c = 1, d = 0.3), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every
-second prompt in order of initial pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md,
-"A skill direction beside the sharpening" and "The stratified split"). ``--task`` another family drops the
-sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt) or ``--eval-prompts`` (trained prompts) off;
+(c = 1, d = 0.3) that lifts only the prompts the base solves within 256 draws (``--reach-samples``), one prompt a
+step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every second prompt in order of initial
+pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md, "A skill direction beside the
+sharpening" and "The stratified split"; paper_figures/literature/README.md, "Reach and floor"). ``--task`` another
+family drops the sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt), ``--eval-prompts`` (trained
+prompts) or ``--reach-samples`` (the skill reaches every prompt, the family before 2026-12-06) off;
 ``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
 
     python experiments/literature.py                                    # --quick: 8 seeds, about a minute
@@ -223,7 +225,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(
-        __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts"),
+        __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts", "reach_samples"),
         implied=lambda preset, flags: for_task(flags.get("task", preset.task)))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)

@@ -38,11 +38,11 @@ b = -1, -0.5, 0, +0.5, +1 around GRPO, ``focal`` with gamma = 0, 1, 3; b = 0 and
 FADE's seven tuning settings (PAPER_FADE), each run evaluated at ``eval_steps`` (pass@k, token entropy, top-token
 margin, weight geometry). The tuning seed (seed 0) runs every arm; the best static and FADE's best setting (mean
 pass@1 over the evaluations) are then judged on the held-out seeds, where every static and that FADE setting run.
-``--phase predict`` writes the prediction (the literature protocol's chosen family, ``CHOSEN``, calibrated to the
-measured base curve: every arm over its whole grid of lengths, the exact masses and the second-order entropy
-drift of every balance, and the named winners) to be committed before training; ``--phase score`` gives every
-claim CONFIRMED / NOT CONFIRMED at the matched step and at matched pass@1, with 95% intervals over seeds and
-PREDICTED or not, and scores the prediction as the literature protocol does::
+``--phase predict`` writes the prediction (the literature protocol's family chosen on 2026-12-05,
+``CHOSEN_2026_12_05``, calibrated to the measured base curve: every arm over its whole grid of lengths, the exact
+masses and the second-order entropy drift of every balance, and the named winners) to be committed before
+training; ``--phase score`` gives every claim CONFIRMED / NOT CONFIRMED at the matched step and at matched pass@1,
+with 95% intervals over seeds and PREDICTED or not, and scores the prediction as the literature protocol does::
 
     python experiments/real_model.py --preset paper --phase predict|train|score
     python experiments/real_model.py --preset paper --phase interim   # the same on the runs stored so far, marked
@@ -81,7 +81,7 @@ from tqdm.auto import tqdm
 from fadesim.lab.settings import check_tag, parse_settings
 from fadesim.lab.stats import at_pass1, ci95_t, verdict
 from fadesim.lab.units import run_units
-from fadesim.lab.literature import (BASE, CHOSEN, ProtocolSettings, calibrated_task, describe_task, match_length,
+from fadesim.lab.literature import (BASE, CHOSEN_2026_12_05, ProtocolSettings, calibrated_task, describe_task, match_length,
                                 mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
 from fadesim.bridge.backends import SAMPLERS
 from fadesim.lab.plots import save_figure
@@ -131,7 +131,8 @@ class Settings:
     experiment: str = "methods"
     tune_seeds: int = 0  # "paper": seeds 0 .. tune_seeds - 1 choose the best static and FADE's setting; the rest judge
     fade_arms: str = ""  # "paper": FADE's tuning grid (advantage entries); its best on the tuning seeds is judged
-    sim_family: str = "linear_softmax"  # the prediction's family: "linear_softmax" (ProtocolSettings()) or "chosen"
+    # the prediction's family: "linear_softmax" (ProtocolSettings()) or "chosen" (CHOSEN_2026_12_05)
+    sim_family: str = "linear_softmax"
     # the rollouts' draw (fadesim.bridge.backends.SAMPLERS): "multinomial" (the first designs' runs) or "inverse_cdf"
     # (the same distribution, 12x cheaper over the 49152-token vocabulary: the paper preset's training and evaluations)
     sampler: str = "multinomial"
@@ -222,9 +223,11 @@ class Settings:
         return f"real_model_{self.tag}_{what}" if self.tag else f"real_model_{what}"
 
     def protocol(self) -> ProtocolSettings:
-        """The prediction's simulated side: the earlier linear_softmax defaults, or the literature protocol's chosen
-        family (``fadesim.lab.literature.CHOSEN``), with this design's seeds and grid."""
-        family = CHOSEN if self.sim_family == "chosen" else {}
+        """The prediction's simulated side: the earlier linear_softmax defaults, or the literature protocol's family
+        chosen on 2026-12-05 (``fadesim.lab.literature.CHOSEN_2026_12_05``, with which every committed design's
+        prediction was made; the protocol's default has since added the skill's reach), with this design's seeds and
+        grid."""
+        family = CHOSEN_2026_12_05 if self.sim_family == "chosen" else {}
         return ProtocolSettings(**{**family, "seeds": self.sim_seeds, "max_steps": self.sim_steps,
                                    "log_every": self.sim_log_every})
 
@@ -288,7 +291,7 @@ FULL = Settings(model="smollm2", eval_prompts=12, eval_samples=64, max_new_token
                 steps=24, lr=1e-5, seeds=2, checkpoint_every=4, sim_seeds=16, sim_steps=400)
 #: the paper's experiments on SmolLM2 (--preset paper): the graded task with the answer's start prefilled, 16 + 16 + 16
 #: evaluation questions x 64 samples at four checkpoints, 8 prompts x 8 rollouts a step, AdamW lr 1e-5, one tuning
-#: seed and three held-out seeds; predicted by the literature protocol's chosen family (CHOSEN)
+#: seed and three held-out seeds; predicted by the literature protocol's family chosen on 2026-12-05 (CHOSEN_2026_12_05)
 PAPER = Settings(model="smollm2", task="graded", eval_prompts=16, eval_samples=64, max_new_tokens=6, G=8,
                  prompts_per_step=8, steps=PAPER_STEPS, eval_steps=PAPER_EVAL_STEPS, eval_chunk=512, lr=1e-5, seeds=4,
                  tune_seeds=1, checkpoint_every=8, prefill="The answer is", reward="first_integer", tag="paper",

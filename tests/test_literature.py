@@ -179,10 +179,12 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
     assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
     # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill)
     assert (tmp_path / "f" / "literature_bandit_interp_adam_quick.csv").exists()
-    # the default family with every prompt a step and pass@k on the trained prompts: 0 turns each off (not refused)
+    # the default family with every prompt a step, pass@k on the trained prompts and the skill reaching every prompt:
+    # 0 turns each off (not refused)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--prompts-per-step", "0",
-                            "--eval-prompts", "0", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
+                            "--eval-prompts", "0", "--reach-samples", "0", "--figures", str(tmp_path / "f"),
+                            "--no-figures"]) == 0
     assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_interp_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
@@ -261,14 +263,14 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("literature: ") and "over 1 settings" in out[-1]
     assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
-    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_quick.csv")
+    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.csv")
     assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
     # every scored comparison beside its entry: the per-entry counts of the score table
-    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_quick.signs.csv")
+    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.signs.csv")
     counts = signs.groupby("config").agree.agg(["sum", "size"])
     assert list(counts["sum"]) == list(table.agree) and list(counts["size"]) == list(table.total)
     assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_quick.csv"), table)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.csv"), table)
     with pytest.raises(SystemExit) as err:
         literature.main([*argv[:-1], "bandit:nope"])
     assert err.value.code == 2
@@ -362,8 +364,8 @@ def test_the_default_family_is_described_on_every_axis():
     from fadesim.lab.literature import CHOSEN, describe_task, for_task
 
     chosen = ProtocolSettings(**CHOSEN)
-    assert describe_task(chosen) == (
-        "sharpen c = 1, skill d = 0.3, 1 prompt a step, pass@k on 128 held-out prompts (stratified)")
+    assert describe_task(chosen) == ("sharpen c = 1, skill d = 0.3, skill reach 256 base draws, 1 prompt a step, pass@k "
+                                     "on 128 held-out prompts (stratified)")
     assert describe_task(ProtocolSettings(task="sharpen", sharpen_scale=0.3, prompts_per_step=8)) == (
         "sharpen c = 0.3, 8 prompts a step")
     assert describe_task(ProtocolSettings(**{**CHOSEN, **for_task("bandit"), "task": "bandit"})) == "bandit"

@@ -382,14 +382,21 @@ def test_numpy_equals_jax_on_every_task_with_the_new_sampler_zipf_prior_and_opti
 # --- the math regime: the literature protocol's chosen family as a regime ---------------------------------------
 
 def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
-    from fadesim.lab.literature import BASE, CHOSEN, ProtocolSettings, calibrated_task, load_curves
+    """The math regime is the family chosen on 2026-12-05 (CHOSEN_2026_12_05): the same prompts, answers and held-out
+    half; the protocol's current default differs from it only by the skill's reach."""
+    from fadesim.lab.literature import BASE, CHOSEN, CHOSEN_2026_12_05, ProtocolSettings, calibrated_task, load_curves
     from fadesim.tasks.regimes import MATH_SETTING, MATH_SHARPEN, MATH_SIZES
 
     curves = load_curves()
     rows = curves[(curves.setting == MATH_SETTING) & (curves.method == BASE)]
-    chosen, _ = calibrated_task(ProtocolSettings(**CHOSEN), {int(r.k): float(r.pass_at_k) for r in rows.itertuples()})
+    chosen, _ = calibrated_task(ProtocolSettings(**CHOSEN_2026_12_05),
+                                {int(r.k): float(r.pass_at_k) for r in rows.itertuples()})
     task = make_task("sharpen", regime="math")
-    assert {k: CHOSEN[k] for k in MATH_SHARPEN} == MATH_SHARPEN and MATH_SIZES["n_prompts"] == CHOSEN["n_prompts"]
+    assert {k: CHOSEN_2026_12_05[k] for k in MATH_SHARPEN} == MATH_SHARPEN
+    assert MATH_SIZES["n_prompts"] == CHOSEN_2026_12_05["n_prompts"]
+    assert task.reach is None and not task.floor_sharpness and CHOSEN_2026_12_05["reach_samples"] == 0
+    assert {k: v for k, v in CHOSEN.items() if k != "reach_samples"} == {
+        k: v for k, v in CHOSEN_2026_12_05.items() if k != "reach_samples"}
     for field in ("logits0", "correct", "evaluation"):
         np.testing.assert_array_equal(getattr(task, field), getattr(chosen, field))
     assert (task.sharpen_scale, task.skill_scale, task.prompts_per_step) == (1.0, 0.3, 1)

@@ -7,7 +7,9 @@
   published APPS introductory pass@k (arXiv 2107.03374, Table 3: pass@1 = 0.0414, pass@5 = 0.0965,
   pass@1000 = 0.2502), sampled by stratified quantiles so the task's initial pass@k reproduces the curve.
   The chain task (sequences instead of answers) uses T = 4 tokens from V = 8 (4096 sequences), 3 correct.
-- ``math``: the family the literature protocol chose on published runs (``fadesim.lab.literature.CHOSEN``; measured in
+- ``math``: the family the literature protocol chose on published runs on 2026-12-05
+  (``fadesim.lab.literature.CHOSEN_2026_12_05``; the protocol's default has since added the skill's reach, which this
+  regime and the experiments committed with it do not have; measured in
   ``paper_figures/README.md``, "The stratified split": 85.1% of published signs on the shipped settings, 82.9% on
   two settings never designed on), its difficulty calibrated to Qwen2.5-Math-7B's base pass@k on MATH (arXiv
   2506.01347, Table 1: pass@1 0.632 ... pass@256 0.969; a Beta fit to the shipped ``base`` rows,
@@ -34,7 +36,8 @@ REGIMES = ("toy", "llm", "math")
 
 #: the math regime's published base curve: the shipped literature setting it is calibrated to
 MATH_SETTING = "Qwen2.5-Math-7B / MATH"
-#: the math regime's sizes and its sharpen design (``fadesim.lab.literature.CHOSEN``, checked equal in the tests)
+#: the math regime's sizes and its sharpen design (``fadesim.lab.literature.CHOSEN_2026_12_05``, checked equal in the
+#: tests)
 MATH_SIZES: dict[str, Any] = {"n_prompts": 256, "n_answers": 64, "n_correct": 4, "prior": "zipf", "zipf_exponent": 1.0}
 MATH_SHARPEN: dict[str, Any] = {"sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1, "eval_prompts": 128,
                                 "eval_split": "stratified"}
