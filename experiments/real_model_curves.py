@@ -3,6 +3,7 @@ the schema of ``fadesim/data/literature/`` (``fadesim.lab.literature``), so that
 real model by the same command that scores it on the published runs::
 
     python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods}.csv
+    python experiments/real_model_curves.py --clock    # every checkpoint at its multiple: smollm2_clock_*.csv
     python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
         --methods paper_figures/real_model/smollm2_methods.csv
 
@@ -52,12 +53,17 @@ def _long(measured: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([base[base.method == "base"], out[out.step > 0]], ignore_index=True)
 
 
-def export(folder: Path = FOLDER) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(curves, methods) of the three settings (module docstring), from the committed measured files in ``folder``."""
+def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves, methods) of the three settings (module docstring), from the committed measured files in ``folder``.
+    ``clock``: instead, every checkpoint of each design, the first at 1x (where GRPO's pass@1 fixes the simulated
+    length) and each later one at its multiple of it (steps 12 and 24 of the earlier designs at 1x and 2x; 12, 24, 36
+    and 48 of the paper experiment at 1x .. 4x): one calibration predicting 2x, 3x and 4x the training."""
     curves, methods = [], []
     for name, setting, step in (("real_model_measured.csv", "SmolLM2-135M / sums (issue 27), step 24", 24),
                                 ("real_model_prefilled_measured.csv", "SmolLM2-135M / sums prefilled, step 24", 24)):
-        c, m = literature_files(pd.read_csv(folder / name), setting, {step: 1}, SOURCE)
+        steps = {12: 1, 24: 2} if clock else {step: 1}
+        c, m = literature_files(pd.read_csv(folder / name), setting.replace("step 24", "steps 12-24") if clock
+                                else setting, steps, SOURCE)
         curves.append(c)
         methods.append(m)
     paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
@@ -65,7 +71,11 @@ def export(folder: Path = FOLDER) -> tuple[pd.DataFrame, pd.DataFrame]:
     # the base once: seed 0's step-0 rows (every seed's step 0 is the same measured base, checked by the score phase)
     base = paper[paper.method == "base"]
     paper = pd.concat([base[base.seed == base.seed.min()], paper[paper.method != "base"]], ignore_index=True)
-    c, m = literature_files(paper, "SmolLM2-135M / paper experiment, step 48", {48: 1}, SOURCE)
+    if clock:
+        c, m = literature_files(paper, "SmolLM2-135M / paper experiment, steps 12-48", {12: 1, 24: 2, 36: 3, 48: 4},
+                                SOURCE)
+    else:
+        c, m = literature_files(paper, "SmolLM2-135M / paper experiment, step 48", {48: 1}, SOURCE)
     curves.append(c)
     methods.append(m)
     methods = pd.concat(methods, ignore_index=True)
@@ -78,14 +88,17 @@ def export(folder: Path = FOLDER) -> tuple[pd.DataFrame, pd.DataFrame]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(FOLDER), help="folder for smollm2_curves.csv and smollm2_methods.csv")
+    ap.add_argument("--clock", action="store_true",
+                    help="every checkpoint at its multiple of the first (smollm2_clock_{curves,methods}.csv)")
     args = ap.parse_args(argv)
-    curves, methods = export()
+    curves, methods = export(clock=args.clock)
     out = Path(args.out)
-    write_atomic(out / "smollm2_curves.csv", curves)
-    write_atomic(out / "smollm2_methods.csv", methods)
+    name = "smollm2_clock" if args.clock else "smollm2"
+    write_atomic(out / f"{name}_curves.csv", curves)
+    write_atomic(out / f"{name}_methods.csv", methods)
     for setting, part in curves.groupby("setting", sort=False):
         print(f"{setting}: {part.method.nunique() - 1} methods, k = {sorted(int(k) for k in part.k.unique())}")
-    print(f"wrote {out / 'smollm2_curves.csv'} and {out / 'smollm2_methods.csv'}")
+    print(f"wrote {out / f'{name}_curves.csv'} and {out / f'{name}_methods.csv'}")
     return 0
 
 

@@ -38,3 +38,21 @@ def test_the_committed_export_is_a_fresh_export_of_the_measured_runs(tmp_path):
     assert first[("nsr@24", 4)] == pytest.approx(
         runs[(runs.method == "nsr") & (runs.step == 24) & (runs.k == 4)].pass_at_k.mean(), rel=1e-12)
     assert set(methods["psr@24"].params) == set() and methods["psr@24"].advantage == "psr"
+
+
+def test_the_clock_export_reads_every_checkpoint_at_its_multiple(tmp_path):
+    """--clock: every checkpoint of each design, the first at 1x (GRPO there is the reference) and the later ones at
+    their multiple of it; the committed files are a fresh export."""
+    assert real_model_curves.main(["--out", str(tmp_path), "--clock"]) == 0
+    for name in ("smollm2_clock_curves.csv", "smollm2_clock_methods.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(real_model_curves.FOLDER / name))
+    methods = load_methods(tmp_path / "smollm2_clock_methods.csv")
+    assert methods["GRPO"].steps_scale == 1 and methods["grpo@24"].steps_scale == 2
+    assert methods["grpo@48"].steps_scale == 4 and methods["sign_scaled:balance=1@36"].steps_scale == 3
+    curves = load_curves(tmp_path / "smollm2_clock_curves.csv")
+    paper = curves[curves.setting == "SmolLM2-135M / paper experiment, steps 12-48"]
+    measured = pd.read_csv(real_model_curves.FOLDER / "real_model_paper_measured.csv")
+    for method, step in (("GRPO", 12), ("grpo@36", 36)):
+        value = paper[(paper.method == method) & (paper.k == 1)].pass_at_k.item()
+        rows = measured[(measured.method == "grpo") & (measured.step == step)]["pass@1"]
+        assert value == pytest.approx(rows.mean(), rel=1e-12)
