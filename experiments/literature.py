@@ -106,11 +106,16 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
     settings = list(dict.fromkeys(table.setting))
     methods = [m for m in dict.fromkeys(sorted(table.method)) if m != BASE]
-    colors = {BASE: "black", **{m: f"C{i % 10}" for i, m in enumerate(methods)}}
+    palette = plt.get_cmap("tab20").colors if len(methods) > 10 else [f"C{i}" for i in range(10)]
+    colors = {BASE: "black", **{m: palette[i % len(palette)] for i, m in enumerate(methods)}}
     n = len(settings)
-    cols = min(n, 2)
+    # a panel with many methods (e.g. every checkpoint of a run) gets one column and its legend beside it
+    crowded = max(table[table.setting == s].method.nunique() for s in settings) > 10
+    legend_columns = 2 if crowded and max(table[table.setting == s].method.nunique() for s in settings) > 20 else 1
+    cols = 1 if crowded else min(n, 2)
     rows = -(-n // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 4.3 * rows), squeeze=False)
+    width = 6.2 + (4.2 * legend_columns if crowded else 0.0)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, (5.2 if crowded else 4.3) * rows), squeeze=False)
     for ax, setting in zip(axes.flat, settings):
         part = table[table.setting == setting]
         for name in [BASE, *[m for m in methods if m in set(part.method)]]:
@@ -130,11 +135,15 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
         ax.set_xscale("log", base=2)
         ax.set_xlabel("k (log scale)")
         ax.set_ylabel("pass@k")
-        ax.legend(fontsize=7, loc="lower right")
+        if crowded:
+            ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=legend_columns,
+                      frameon=False)
+        else:
+            ax.legend(fontsize=7, loc="lower right")
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     # wrapped to the figure's width (a matched-pass@1 title runs past it on one line)
-    fig.suptitle(textwrap.fill(title, width=int(12 * 6.2 * cols)) + "\npublished: dashed with dots; simulated: "
+    fig.suptitle(textwrap.fill(title, width=int(12 * width * cols)) + "\npublished: dashed with dots; simulated: "
                  "solid with 95% CI (held-out seeds)", fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path, dpi=110)
