@@ -64,8 +64,8 @@ leaves the task exactly as it was: no beta parameter, the same numbers.
 one of K_r draws from its base policy would be correct, i.e. with probability 1 - (1 - p_n)^K_r (one uniform per
 prompt, fixed by the task's seed, so the expected reached fraction is the calibrated base's pass@K_r exactly). The
 skill raises the correct answers of reached prompts only; the others move through the sharpness and their own
-logits alone. This is the reasoning boundary of arXiv 2504.13837 (Section 3: RL-trained models solve, at large k,
-only problems the base model already solves within k samples; the boundary there was measured up to k = 256)
+logits alone. This is the reasoning boundary of arXiv 2504.13837 (RL-trained models solve, at large k, only
+problems the base model already solves within k samples; its Table 2 reads pass@256, the largest k it reports)
 written as a task: without it the skill is an oracle that lifts every prompt's correct answers by the same log-odds,
 so a prompt the base never solves gains as much as one it solves half the time. 0 (the default): every prompt is
 reached, the task exactly as it was.
