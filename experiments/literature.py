@@ -235,7 +235,9 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(
         __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts", "reach_samples"),
-        implied=lambda preset, flags: for_task(flags.get("task", preset.task)))
+        implied=lambda preset, flags: {**for_task(flags.get("task", preset.task)),
+                                       # no skill, nothing for the skill's reach to limit
+                                       **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})})
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
     except LiteratureError as err:

@@ -258,6 +258,19 @@ def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
     assert "GRPO pass@1 0.350 " in capsys.readouterr().out
 
 
+def test_predict_without_a_skill_drops_its_reach_and_a_reach_without_one_is_refused(tmp_path, capsys):
+    """The default family's skill reach (CHOSEN) limits the skill: --skill-scale 0 implies no reach (not refused);
+    asking for a reach as well is refused in one line."""
+    curves = _base_only(tmp_path)
+    small = ["--seeds", "4", "--prompts", "16", "--eval-prompts", "8", "--max-steps", "20", "--log-every", "10",
+             "--steps", "20", "--out", str(tmp_path / "p.png"), "--skill-scale", "0"]
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", *small]) == 0
+    text = capsys.readouterr().out
+    assert "sharpen c = 1, 1 prompt a step" in text and "reach" not in text
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", *small, "--reach-samples", "8"]) == 2
+    assert "it needs skill_scale > 0" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv,message", [
     (["--advantages", "grpo"], "give --grpo-pass1"),
     (["--advantages", "grpo,nope", "--steps", "5"], "advantage entry 'nope': "),

@@ -186,6 +186,11 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
                             "--eval-prompts", "0", "--reach-samples", "0", "--figures", str(tmp_path / "f"),
                             "--no-figures"]) == 0
     assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_interp_adam_quick.csv").exists()
+    # no skill: nothing for the default's skill reach to limit, so --skill-scale 0 implies --reach-samples 0
+    assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
+                            "16", "--max-steps", "20", "--log-every", "10", "--skill-scale", "0", "--eval-prompts",
+                            "8", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
+    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_interp_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
     assert err.value.code == 2

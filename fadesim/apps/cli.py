@@ -280,6 +280,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if given and args.task != "sharpen":
         raise CLIError(f"{', '.join('--' + n.replace('_', '-') for n in given)} apply to the sharpen task only; "
                        f"got --task {args.task}")
+    if given.get("skill_scale") == 0 and "reach_samples" not in given:  # no skill, nothing for its reach to limit
+        given["reach_samples"] = 0
     sharpen = {**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **given} if args.task == "sharpen" else for_task(args.task)
     if args.tie is not None and args.optimizer != "adam_tied":
         raise CLIError(f"--tie applies to --optimizer adam_tied only; got --optimizer {args.optimizer}")
