@@ -110,8 +110,8 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
     colors = {BASE: "black", **{m: palette[i % len(palette)] for i, m in enumerate(methods)}}
     n = len(settings)
     # a panel with many methods (e.g. every checkpoint of a run) gets one column and its legend beside it
-    crowded = max(table[table.setting == s].method.nunique() for s in settings) > 10
-    legend_columns = 2 if crowded and max(table[table.setting == s].method.nunique() for s in settings) > 20 else 1
+    most = max(table[table.setting == s].method.nunique() for s in settings)
+    crowded, legend_columns = most > 10, 2 if most > 20 else 1
     cols = 1 if crowded else min(n, 2)
     rows = -(-n // cols)
     width = 6.2 + (4.2 * legend_columns if crowded else 0.0)
