@@ -54,7 +54,7 @@ import pandas as pd
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
 from fadesim.lab.units import run_units
 from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings,
-                                describe_optimizer, describe_task, for_task,
+                                describe_optimizer, describe_task, for_task, implied_by,
                                 best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
                                 pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.lab.plots import save_figure
@@ -235,9 +235,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(
         __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts", "reach_samples"),
-        implied=lambda preset, flags: {**for_task(flags.get("task", preset.task)),
-                                       # no skill, nothing for the skill's reach to limit
-                                       **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})})
+        implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
     except LiteratureError as err:

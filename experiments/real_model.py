@@ -81,8 +81,9 @@ from tqdm.auto import tqdm
 from fadesim.lab.settings import check_tag, parse_settings
 from fadesim.lab.stats import at_pass1, ci95_t, verdict
 from fadesim.lab.units import run_units
-from fadesim.lab.literature import (BASE, CHOSEN_2026_12_05, ProtocolSettings, calibrated_task, describe_task, match_length,
-                                mean_abs_error, parse_advantages, prediction_grid, read_prediction, sign_score)
+from fadesim.lab.literature import (BASE, CHOSEN_2026_12_05, ProtocolSettings, calibrated_task, describe_task,
+                                match_length, mean_abs_error, parse_advantages, prediction_grid, read_prediction,
+                                sign_score)
 from fadesim.bridge.backends import SAMPLERS
 from fadesim.lab.plots import save_figure
 from fadesim.lab.results import ResultStore, unit_key, write_atomic, write_text_atomic

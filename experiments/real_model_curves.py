@@ -49,8 +49,10 @@ def _long(measured: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in measured.columns if c.startswith("pass@") and c[5:].isdigit()]
     out = measured.melt(id_vars=["method", "seed", "step"], value_vars=cols, var_name="k", value_name="pass_at_k")
     out["k"] = out.k.str[5:].astype(int)
-    base = out[out.step == 0].drop_duplicates(["seed", "k"]).assign(method="base")  # every arm starts at the base
-    return pd.concat([base[base.method == "base"], out[out.step > 0]], ignore_index=True)
+    # the base once, from the first run's step-0 rows: every arm and seed starts at the same measured base (the score
+    # phase checks each run's step 0 against it)
+    base = out[out.step == 0].drop_duplicates("k").assign(method="base")
+    return pd.concat([base, out[out.step > 0]], ignore_index=True)
 
 
 def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -68,9 +70,6 @@ def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd
         methods.append(m)
     paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
     paper = paper[paper.method.isin(("base", *PAPER_STATICS, PAPER_FADE))]
-    # the base once: seed 0's step-0 rows (every seed's step 0 is the same measured base, checked by the score phase)
-    base = paper[paper.method == "base"]
-    paper = pd.concat([base[base.seed == base.seed.min()], paper[paper.method != "base"]], ignore_index=True)
     if clock:
         c, m = literature_files(paper, "SmolLM2-135M / paper experiment, steps 12-48", {12: 1, 24: 2, 36: 3, 48: 4},
                                 SOURCE)

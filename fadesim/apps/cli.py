@@ -262,7 +262,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
-                                        describe_task, extrapolations, for_task, load_curves, load_methods, parse_advantages, predict,
+                                        describe_task, extrapolations, for_task, implied_by, load_curves, load_methods, parse_advantages, predict,
                                         run_setting, summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
@@ -280,9 +280,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if given and args.task != "sharpen":
         raise CLIError(f"{', '.join('--' + n.replace('_', '-') for n in given)} apply to the sharpen task only; "
                        f"got --task {args.task}")
-    if given.get("skill_scale") == 0 and "reach_samples" not in given:  # no skill, nothing for its reach to limit
-        given["reach_samples"] = 0
-    sharpen = {**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **given} if args.task == "sharpen" else for_task(args.task)
+    sharpen = ({**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **implied_by(args.task, given), **given}
+               if args.task == "sharpen" else for_task(args.task))
     if args.tie is not None and args.optimizer != "adam_tied":
         raise CLIError(f"--tie applies to --optimizer adam_tied only; got --optimizer {args.optimizer}")
     tie = {} if args.tie is None else {"tie": args.tie}

@@ -113,8 +113,7 @@ def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mappi
 def _reached(task: Sharpen) -> np.ndarray:
     """(N,) 1.0 on the prompts the skill reaches (every prompt unless ``make_sharpen(reach_samples=...)``), else 0.0:
     on an unreached prompt d log pi / dg = 0."""
-    reach = getattr(task, "reach", None)
-    return np.ones(task.n_prompts) if reach is None else np.asarray(reach, dtype=np.float64)
+    return np.ones(task.n_prompts) if task.reach is None else np.asarray(task.reach, dtype=np.float64)
 
 
 def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,

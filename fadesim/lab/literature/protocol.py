@@ -141,6 +141,13 @@ def for_task(task: str) -> dict[str, Any]:
                                          "eval_prompts": 0, "eval_split": "random"}
 
 
+def implied_by(task: str, flags: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings a user's flags imply beneath the flags themselves (``experiments/literature.py``, ``fadesim
+    predict``): another family resets the sharpen-only settings (``for_task``); no skill (skill_scale 0) leaves nothing
+    for the default family's skill reach to limit, so it turns the reach off."""
+    return {**for_task(task), **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})}
+
+
 def describe_optimizer(settings: ProtocolSettings) -> str:
     """The optimizer in words: its name, and for adam_tied its tie (a run's printed axes tell the ties apart)."""
     return f"adam_tied (tie {settings.tie:g})" if settings.optimizer == "adam_tied" else settings.optimizer
