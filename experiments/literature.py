@@ -151,12 +151,13 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
-    direction, skill reach, sharpness floor, first-order engine and trainer clock: "_b{B}", "_eval{M}[s]", "_d{d}",
-    "_reach{K}", "_floor", "_firstorder" and "_trainerclock" where set."""
+    direction, shared answer biases, skill reach, sharpness floor, first-order engine and trainer clock: "_b{B}",
+    "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_firstorder" and "_trainerclock" where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
             + (f"_d{settings.skill_scale:g}" if settings.skill_scale else "")
+            + (f"_e{settings.answer_scale:g}" if settings.answer_scale else "")
             + (f"_reach{settings.reach_samples}" if settings.reach_samples else "")
             + ("_floor" if settings.floor_sharpness else "")
             + ("_firstorder" if settings.engine == "first_order" else "")

@@ -169,7 +169,8 @@ def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
 
 
 def test_a_trainer_clock_run_writes_files_of_its_own():
-    """experiments/literature.py's file names carry the clock, so a trainer-clock run never overwrites the default's."""
+    """experiments/literature.py's file names carry the clock and the answer scale, so a trainer-clock run or one with
+    shared answers never overwrites the default's."""
     import sys
     from pathlib import Path
 
@@ -180,6 +181,9 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
 
     default = literature._sharpen_design(ProtocolSettings(**CHOSEN))
     assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"
+    # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
+    assert default == "_b1_eval128s_d0.3_reach256"
+    assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3})) == "_b1_eval128s_d0.3_e0.3_reach256"
 
 
 def test_fadesim_predict_reads_each_advantage_at_its_trainer_clock():
