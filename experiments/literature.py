@@ -164,6 +164,17 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + ("_trainerclock" if settings.clock == "trainer" else ""))
 
 
+def run_stem(settings: Settings, suffix: str) -> str:
+    """The file stem of one protocol run: task, its sharpen design, read-out, optimizer (adam_tied with its tie), tag,
+    match and preset, so that runs that differ in any of them never overwrite each other."""
+    scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
+    scale += _sharpen_design(settings)
+    tag = f"_{settings.tag}" if settings.tag else ""
+    scale += "_interp" if settings.readout == "interpolated" else ""
+    optimizer = settings.optimizer + (f"_tie{settings.tie:g}" if settings.optimizer == "adam_tied" else "")
+    return f"literature_{settings.task}{scale}_{optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
+
+
 def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
     """The protocol for each --compare entry on every setting, each entry's score, and leave-one-setting-out."""
     candidates = parse_candidates(settings.compare, TASKS, tuple(OPTIMIZERS))
@@ -277,11 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         comps.append(c.assign(setting=setting))
         entropies.append(ent.assign(setting=setting))
     out = Path(args.figures)
-    scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
-    scale += _sharpen_design(settings)
-    tag = f"_{settings.tag}" if settings.tag else ""
-    scale += "_interp" if settings.readout == "interpolated" else ""
-    stem = f"literature_{settings.task}{scale}_{settings.optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
+    stem = run_stem(settings, suffix)
     table = pd.concat(tables, ignore_index=True)
     write_atomic(out / f"{stem}.csv", table)
     comparisons = pd.concat(comps, ignore_index=True)

@@ -169,8 +169,8 @@ def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
 
 
 def test_a_trainer_clock_run_writes_files_of_its_own():
-    """experiments/literature.py's file names carry the clock and the answer scale, so a trainer-clock run or one with
-    shared answers never overwrites the default's."""
+    """experiments/literature.py's file names carry the clock, the answer scale and adam_tied's tie, so a trainer-clock
+    run, one with shared answers or one at another tie never overwrites the default's or each other's."""
     import sys
     from pathlib import Path
 
@@ -184,6 +184,13 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
     # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
     assert default == "_b1_eval128s_d0.3_reach256"
     assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3})) == "_b1_eval128s_d0.3_e0.3_reach256"
+    # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files)
+    assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
+        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_full")
+    tied = [literature.run_stem(literature.Settings(**{**CHOSEN, "optimizer": "adam_tied", "tie": t}, tag="smollm2"),
+                                "full") for t in (0.1, 0.3)]
+    assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_tied_tie{t}_smollm2_full"
+                    for t in ("0.1", "0.3")]
 
 
 def test_fadesim_predict_reads_each_advantage_at_its_trainer_clock():
