@@ -183,7 +183,8 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
     assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"
     # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
     assert default == "_b1_eval128s_d0.3_reach256"
-    assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3})) == "_b1_eval128s_d0.3_e0.3_reach256"
+    shared = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3}))
+    assert shared == "_b1_eval128s_d0.3_e0.3_reach256"
     # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files)
     assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
         "literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_full")

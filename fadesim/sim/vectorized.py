@@ -98,8 +98,8 @@ def _chunked(run: Any, chunk: int) -> Any:
     loop over the r / chunk chunks whose trip count is a traced value, so XLA can neither unroll it nor remove a
     one-trip loop: the chunk's code is the same compiled loop body for every r (a static one-trip ``lax.map`` was
     inlined and fused differently, and gave other last bits than the same chunk inside a longer loop)."""
-    # jitted so that it is traced once: eval_shape's trace below is cached and the loop body reuses it (tracing the
-    # run twice was over half of a small sweep's compile time); XLA inlines the inner call, the bits are the same
+    # jitted so that it is traced once: eval_shape's trace below is cached and the loop body reuses it (the second
+    # trace was about a third of a small sweep's first call); XLA inlines the inner call, the bits are the same
     batched = jax.jit(jax.vmap(run, in_axes=(0, 0, None)))
 
     def local(keys: Any, hp: Any, data: Any, n_chunks: Any) -> Any:
