@@ -109,9 +109,10 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
     palette = plt.get_cmap("tab20").colors if len(methods) > 10 else [f"C{i}" for i in range(10)]
     colors = {BASE: "black", **{m: palette[i % len(palette)] for i, m in enumerate(methods)}}
     n = len(settings)
-    # a panel with many methods (e.g. every checkpoint of a run) gets one column and its legend beside it
+    # a panel with many methods (the SmolLM2 paper experiment's nine rows, every checkpoint of a run) gets one column
+    # and its legend beside it: inside the axes, nine entries covered the curves
     most = max(table[table.setting == s].method.nunique() for s in settings)
-    crowded, legend_columns = most > 10, 2 if most > 20 else 1
+    crowded, legend_columns = most > 8, 2 if most > 20 else 1
     cols = 1 if crowded else min(n, 2)
     rows = -(-n // cols)
     width = 6.2 + (4.2 * legend_columns if crowded else 0.0)
@@ -162,6 +163,16 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + ("_floor" if settings.floor_sharpness else "")
             + ("_firstorder" if settings.engine == "first_order" else "")
             + ("_trainerclock" if settings.clock == "trainer" else ""))
+
+
+def describe_run(settings: ProtocolSettings) -> str:
+    """A run's task, optimizer, seeds, match and clock in words, in brackets: the header line's and the figure's title."""
+    runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
+            else "first-order prediction: mean-field Adam paths, no rollouts drawn")
+    clock = ", each method read at that step x its trainer clock (fadesim.theory.step_size)" if (
+        settings.clock == "trainer") else ""
+    return (f"[{describe_task(settings)}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
+            f"{MATCH_WORDS[settings.match]}{clock}]")
 
 
 def run_stem(settings: Settings, suffix: str) -> str:
@@ -255,13 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if settings.compare:
         return compare(settings, suffix, args, curves, methods)
-    task = describe_task(settings)
-    runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
-            else "first-order prediction: mean-field Adam paths, no rollouts drawn")
-    clock = ", each method read at that step x its trainer clock (fadesim.theory.step_size)" if (
-        settings.clock == "trainer") else ""
-    axes = (f"[{task}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
-            f"{MATCH_WORDS[settings.match]}{clock}]")
+    axes = describe_run(settings)
     print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
     results, tables, comps, entropies = [], [], [], []
     for setting in dict.fromkeys(curves.setting):

@@ -481,3 +481,24 @@ def test_a_prediction_outside_the_published_settings_says_so():
     assert extrapolations({1: 0.3, 64: 0.8}, supported, grpo_pass1=0.5) == []
     said = extrapolations({1: 0.01, 1024: 0.3}, supported, grpo_pass1=0.9)
     assert len(said) == 3 and "k 1-1024" in said[0] and "difficulty" in said[1] and "training length" in said[2]
+
+
+def test_a_panel_of_many_methods_gets_its_legend_beside_it(tmp_path):
+    """experiments/literature.py's figure: up to 8 methods a panel, two panels a row and the legend inside; more (the
+    SmolLM2 paper experiment's nine rows), one panel a row and the legend beside it, so it covers no curve."""
+    from PIL import Image
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import literature
+
+    def drawn(n_methods: int) -> tuple[int, int]:
+        names = ["base"] + [f"m{i}" for i in range(n_methods - 1)]
+        rows = [{"setting": s, "method": m, "k": k, "published": 0.5, "simulated": 0.5, "ci95": 0.01, "length": 10.0,
+                 "reached": True} for s in ("a", "b") for m in names for k in (1, 2, 4)]
+        signs = pd.DataFrame({"setting": ["a", "b"], "agree": [True, False]})
+        path = literature.figure(pd.DataFrame(rows), signs, tmp_path / f"f{n_methods}.png", "t")
+        return Image.open(path).size
+
+    (w8, h8), (w9, h9) = drawn(8), drawn(9)
+    assert h9 > 1.5 * h8 and w9 < w8  # two panels one above the other, not side by side
+    assert w9 > 0.6 * w8  # and the panel is widened for the legend beside it
