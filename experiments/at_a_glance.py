@@ -139,11 +139,19 @@ def _literature_scores(stem: Path) -> tuple[int, int, float, int]:
 
 
 def literature() -> tuple[str, str, str]:
+    """The default family's committed runs, named as experiments/literature.py names them from ``CHOSEN`` (draw 0 in
+    paper_figures/literature/, draws 1-3 in its reach_draws/ with tag drawN), so the row follows the default."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    from literature import Settings, run_stem
+
+    from fadesim.lab.literature import CHOSEN
+
     folder = FIGURES / "literature"
     out = {}
-    for curves, part in (("shipped", ""), ("smollm2", "_smollm2")):
-        stems = [folder / f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam{part}_full"] + [
-            folder / "reach_draws" / f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam{part}_draw{n}_full"
+    for curves, part in (("shipped", ""), ("smollm2", "smollm2")):
+        stems = [folder / run_stem(Settings(**CHOSEN, tag=part), "full")] + [
+            folder / "reach_draws" / run_stem(Settings(**CHOSEN, tag="_".join(filter(None, (part, f"draw{n}")))),
+                                              "full")
             for n in (1, 2, 3)]
         agree, total, err, n = (sum(v) for v in zip(*(_literature_scores(stem) for stem in stems)))
         out[curves] = f"{agree}/{total} ({100 * agree / total:.1f}%), pass@k error {err / n:.4f}"
