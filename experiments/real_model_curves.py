@@ -70,11 +70,9 @@ def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd
         methods.append(m)
     paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
     paper = paper[paper.method.isin(("base", *PAPER_STATICS, PAPER_FADE))]
-    if clock:
-        c, m = literature_files(paper, "SmolLM2-135M / paper experiment, steps 12-48", {12: 1, 24: 2, 36: 3, 48: 4},
-                                SOURCE)
-    else:
-        c, m = literature_files(paper, "SmolLM2-135M / paper experiment, step 48", {48: 1}, SOURCE)
+    steps = {12: 1, 24: 2, 36: 3, 48: 4} if clock else {48: 1}
+    c, m = literature_files(paper, f"SmolLM2-135M / paper experiment, {'steps 12-48' if clock else 'step 48'}", steps,
+                            SOURCE)
     curves.append(c)
     methods.append(m)
     methods = pd.concat(methods, ignore_index=True)
