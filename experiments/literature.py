@@ -53,10 +53,10 @@ import pandas as pd
 
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
 from fadesim.lab.units import run_units
-from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, LiteratureError, ProtocolSettings,
+from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, LiteratureError, ProtocolSettings,
                                 describe_optimizer, describe_task, for_task, implied_by,
-                                best_config, leave_one_setting_out, load_curves, load_methods, parse_candidates,
-                                pooled_scores, run_setting, setting_score, summary_line)
+                                best_config, leave_one_setting_out, load_curves, load_methods, load_training,
+                                parse_candidates, pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.lab.plots import save_figure
 from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
@@ -70,6 +70,7 @@ TASKS = ("bandit", "linear_softmax", "chain", "sharpen")
 class Settings(ProtocolSettings):
     curves: str = str(CURVES)
     methods: str = str(METHODS)
+    training: str = str(TRAINING)  # each setting's published batch (the noise-scale clock's N); shipped: the papers'
     compare: str = ""  # e.g. "bandit:adam,sharpen:adam:1": run the protocol for each and compare
     tag: str = ""  # appended to the written files' names (e.g. "batches": literature_compare_batches_full.csv)
 
@@ -152,8 +153,9 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
-    direction, shared answer biases, skill reach, sharpness floor, first-order engine and trainer clock: "_b{B}",
-    "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_firstorder" and "_trainerclock" where set."""
+    direction, shared answer biases, skill reach, sharpness floor, first-order engine and trainer or noise-scale
+    clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_firstorder", "_trainerclock" and
+    "_noiseclock[rho]" (rho where it is not 1) where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
@@ -162,15 +164,18 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + (f"_reach{settings.reach_samples}" if settings.reach_samples else "")
             + ("_floor" if settings.floor_sharpness else "")
             + ("_firstorder" if settings.engine == "first_order" else "")
-            + ("_trainerclock" if settings.clock == "trainer" else ""))
+            + ("_trainerclock" if settings.clock == "trainer" else "")
+            + (f"_noiseclock{'' if settings.noise_scale == 1 else f'{settings.noise_scale:g}'}"
+               if settings.clock == "noise" else ""))
 
 
 def describe_run(settings: ProtocolSettings) -> str:
     """A run's task, optimizer, seeds, match and clock in words, in brackets: the header line's and the figure's title."""
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
-    clock = ", each method read at that step x its trainer clock (fadesim.theory.step_size)" if (
-        settings.clock == "trainer") else ""
+    clock = {"simulator": "", "trainer": ", each method read at that step x its trainer clock (fadesim.theory.step_size)",
+             "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
+                      f"{settings.noise_scale:g} (fadesim.theory.step_size.noise_clock)"}[settings.clock]
     return (f"[{describe_task(settings)}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
             f"{MATCH_WORDS[settings.match]}{clock}]")
 
@@ -186,7 +191,7 @@ def run_stem(settings: Settings, suffix: str) -> str:
     return f"literature_{settings.task}{scale}_{optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
 
 
-def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods) -> int:
+def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods, training) -> int:
     """The protocol for each --compare entry on every setting, each entry's score, and leave-one-setting-out."""
     candidates = parse_candidates(settings.compare, TASKS, tuple(OPTIMIZERS))
     names = list(dict.fromkeys(curves.setting))
@@ -196,7 +201,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
         return ProtocolSettings(**{name: spec[name] for name in base})
 
     def compute(spec) -> pd.DataFrame:
-        res = run_setting(spec["setting"], curves, methods, protocol(spec))
+        res = run_setting(spec["setting"], curves, methods, protocol(spec), training)
         return pd.DataFrame([{"config": spec["config"], **setting_score(res),
                               "signs": res["comparisons"].to_json(orient="records")}])
 
@@ -207,7 +212,9 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
               **for_task(c.task), "sharpen_scale": c.sharpen_scale,
               "prompts_per_step": (c.prompts_per_step or base["prompts_per_step"]) if c.task == "sharpen" else 0,
               "skill_scale": (c.skill_scale or base["skill_scale"]) if c.task == "sharpen" else 0.0,
-              "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve())}
+              "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve()),
+              # the batches enter only the noise-scale clock (the other clocks' units keep their stored identity)
+              **({"training": str(Path(settings.training).resolve())} if settings.clock == "noise" else {})}
              for c in candidates for s in names]
     for spec in specs:  # every entry's settings are checked before any is run: one line, exit status 2
         try:
@@ -261,16 +268,18 @@ def main(argv: list[str] | None = None) -> int:
         implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
+        training = load_training(settings.training)
     except LiteratureError as err:
         print(f"literature.py: error: {err}", file=sys.stderr)
         return 2
     if settings.compare:
-        return compare(settings, suffix, args, curves, methods)
+        return compare(settings, suffix, args, curves, methods, training)
     axes = describe_run(settings)
-    print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}")
+    print(f"literature protocol {axes}: curves {settings.curves}, methods {settings.methods}"
+          + (f", training {settings.training}" if settings.clock == "noise" else ""))
     results, tables, comps, entropies = [], [], [], []
     for setting in dict.fromkeys(curves.setting):
-        res = run_setting(setting, curves, methods, settings)
+        res = run_setting(setting, curves, methods, settings, training)
         results.append(res)
         how = "reached" if res["reached"] else "UNREACHABLE (never reached; scored at the closest logged step)"
         print(f"\n{setting}: base fit {res['calibration'].family} "
@@ -279,6 +288,13 @@ def main(argv: list[str] | None = None) -> int:
               f"{how} at step {res['length']:g}; methods read at step "
               + ", ".join(f"{m} {at:g}" for m, at in res["read_at"].items())
               + f"; match residual (the reference's held-out pass@1 there minus the published) {res['residual']:+.4f}")
+        if settings.clock == "noise":
+            print(f"  noise-scale clock at {res['rollouts_per_step']} rollouts a step: " + ", ".join(
+                f"{m} {c:.3f}" for m, c in res["clocks"].items()) if res["rollouts_per_step"] is not None else
+                  f"  noise-scale clock: no row for this setting in {settings.training}, so its batch is unknown and "
+                  "every method is read at the simulator's clock (1)")
+        elif settings.clock == "trainer":
+            print("  trainer clock: " + ", ".join(f"{m} {c:.3f}" for m, c in res["clocks"].items()))
         if res["not_simulated"]:
             print(f"  not simulated (no methods row): {', '.join(res['not_simulated'])}")
         print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))

@@ -2,10 +2,10 @@
 the schema of ``fadesim/data/literature/`` (``fadesim.lab.literature``), so that any simulator family is scored on the
 real model by the same command that scores it on the published runs::
 
-    python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods}.csv
+    python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods,training}.csv
     python experiments/real_model_curves.py --clock    # every checkpoint at its multiple: smollm2_clock_*.csv
     python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
-        --methods paper_figures/real_model/smollm2_methods.csv
+        --methods paper_figures/real_model/smollm2_methods.csv --training paper_figures/real_model/smollm2_training.csv
 
 Three settings, each read at one checkpoint (the methods' mean pass@k over the measured seeds; GRPO there is the
 reference whose pass@1 fixes the simulated length):
@@ -32,7 +32,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import literature_files  # noqa: E402 - the experiment next to this one
+from real_model import FULL, PAPER, literature_files  # noqa: E402 - the experiment next to this one
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 
@@ -53,6 +53,16 @@ def _long(measured: pd.DataFrame) -> pd.DataFrame:
     # phase checks each run's step 0 against it)
     base = out[out.step == 0].drop_duplicates("k").assign(method="base")
     return pd.concat([base, out[out.step > 0]], ignore_index=True)
+
+
+def training(curves: pd.DataFrame) -> pd.DataFrame:
+    """Each setting's batch in the schema of ``fadesim/data/literature/training.csv`` (the noise-scale clock's N): the
+    two sums designs ran ``real_model.FULL``'s, the paper experiment ``real_model.PAPER``'s."""
+    rows = []
+    for setting in dict.fromkeys(curves.setting):
+        s = PAPER if "paper experiment" in setting else FULL
+        rows.append({"setting": setting, "prompts_per_step": s.prompts_per_step, "rollouts_per_prompt": s.G})
+    return pd.DataFrame(rows)
 
 
 def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -84,7 +94,8 @@ def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(FOLDER), help="folder for smollm2_curves.csv and smollm2_methods.csv")
+    ap.add_argument("--out", default=str(FOLDER),
+                    help="folder for smollm2_curves.csv, smollm2_methods.csv and smollm2_training.csv")
     ap.add_argument("--clock", action="store_true",
                     help="every checkpoint at its multiple of the first (smollm2_clock_{curves,methods}.csv)")
     args = ap.parse_args(argv)
@@ -93,9 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     name = "smollm2_clock" if args.clock else "smollm2"
     write_atomic(out / f"{name}_curves.csv", curves)
     write_atomic(out / f"{name}_methods.csv", methods)
+    write_atomic(out / f"{name}_training.csv", training(curves))
     for setting, part in curves.groupby("setting", sort=False):
         print(f"{setting}: {part.method.nunique() - 1} methods, k = {sorted(int(k) for k in part.k.unique())}")
-    print(f"wrote {out / f'{name}_curves.csv'} and {out / f'{name}_methods.csv'}")
+    print(f"wrote {out / f'{name}_curves.csv'}, {out / f'{name}_methods.csv'} and {out / f'{name}_training.csv'}")
     return 0
 
 

@@ -280,6 +280,8 @@ def test_predict_without_a_skill_drops_its_reach_and_a_reach_without_one_is_refu
     (["--advantages", "grpo", "--steps", "5", "--tie", "0.1"], "--tie applies to --optimizer adam_tied only; got "
                                                                  "--optimizer adam"),
     (["--advantages", "grpo", "--steps", "5", "--optimizer", "adam_tied", "--tie", "-1"], "tie"),
+    (["--advantages", "grpo", "--steps", "5", "--rollouts-per-step", "64"], "give --rollouts-per-step with --clock "
+                                                                          "noise only"),
 ])
 def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message):
     curves = _base_only(tmp_path)
@@ -287,6 +289,27 @@ def test_predict_refuses_bad_input_with_one_line(tmp_path, capsys, argv, message
                  "--task", "bandit", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("fadesim predict: error: ") and message in err
+
+
+def test_predict_under_the_noise_clock_reads_each_advantage_at_the_given_batch(tmp_path, capsys):
+    """--clock noise --rollouts-per-step N: NSR read at the length x noise_clock at N, said in the output; the clock
+    without a batch is refused in one line."""
+    from fadesim.lab.literature import CHOSEN, ProtocolSettings, calibrated_task
+    from fadesim.theory.step_size import noise_clock
+
+    curves = _base_only(tmp_path)
+    small = ["--seeds", "4", "--prompts", "16", "--eval-prompts", "8", "--max-steps", "20", "--log-every", "10",
+             "--steps", "20", "--out", str(tmp_path / "p.png"), "--clock", "noise"]
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo,nsr", *small]) == 2
+    assert "give it --rollouts-per-step" in capsys.readouterr().err
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo,nsr", *small,
+                 "--rollouts-per-step", "64"]) == 0
+    text = capsys.readouterr().out
+    assert "its noise-scale clock at 64 rollouts a step, rho 1: grpo 20, nsr " in text
+    task, _ = calibrated_task(ProtocolSettings(**{**CHOSEN, "n_prompts": 16, "eval_prompts": 8}),
+                              {1: 0.3, 8: 0.62, 64: 0.85})
+    read = float(text.split(", nsr ")[1].split(";")[0])
+    assert read == pytest.approx(20 * noise_clock(task, "nsr", 8, 64), rel=1e-5)
 
 
 def test_predict_takes_adam_tieds_tie_and_prints_it(tmp_path, capsys):

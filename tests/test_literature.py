@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fadesim.lab.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves,
+from fadesim.lab.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves, load_training,
                                 load_methods, match_length, mean_abs_error, nearest_step, reference_method, run_setting,
                                 sign_score, summary_line)
 from fadesim.tasks import task_pass_at_k
@@ -84,6 +84,31 @@ def test_curves_need_exactly_the_schema_columns(tmp_path):
 ])
 def test_bad_methods_name_the_file_line_and_value(tmp_path, rows, message):
     _assert_refused(load_methods, _write(tmp_path, "m.csv", METHODS_HEADER + rows), message)
+
+
+TRAINING_HEADER = "setting,prompts_per_step,rollouts_per_prompt\n"
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("s,0,8\n", r"line 2: prompts_per_step must be a positive integer; got '0'"),
+    ("s,128,8.5\n", r"line 2: rollouts_per_prompt must be a positive integer; got '8.5'"),
+    ("s,-1,8\n", r"line 2: prompts_per_step must be a positive integer; got '-1'"),
+    ("s,128,8\ns,64,8\n", r"line 3: setting 's' is listed twice"),
+    (",128,8\n", r"line 2: setting must not be empty"),
+])
+def test_bad_training_rows_name_the_file_line_and_value(tmp_path, rows, message):
+    _assert_refused(load_training, _write(tmp_path, "t.csv", TRAINING_HEADER + rows), message)
+
+
+def test_the_shipped_training_file_gives_every_shipped_setting_its_published_batch(tmp_path):
+    """The papers' batches (fadesim/data/literature/README.md): MATH 1024 prompts x 8 rollouts, the three Omni-MATH
+    settings 128 x 8; the file's columns are exactly the schema's."""
+    batches = load_training()
+    assert set(batches) == set(load_curves().setting)
+    assert batches["Qwen2.5-Math-7B / MATH"] == 8192
+    assert {batches[s] for s in batches if s.startswith("Qwen2.5-7B")} == {1024}
+    with pytest.raises(LiteratureError, match="columns must be exactly setting,prompts_per_step,rollouts_per_prompt"):
+        load_training(_write(tmp_path, "t.csv", "setting,rollouts\ns,64\n"))
 
 
 def test_a_setting_needs_exactly_one_grpo_reference(tmp_path):

@@ -12,17 +12,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 import real_model_curves  # noqa: E402 - a script of experiments/, importable once that folder is on sys.path
 
-from fadesim.lab.literature import load_curves, load_methods  # noqa: E402
+from fadesim.lab.literature import load_curves, load_methods, load_training  # noqa: E402
 
 pytestmark = pytest.mark.integration  # real_model imports the bridge's stack (torch, transformers)
 
 
 def test_the_committed_export_is_a_fresh_export_of_the_measured_runs(tmp_path):
     assert real_model_curves.main(["--out", str(tmp_path)]) == 0
-    for name in ("smollm2_curves.csv", "smollm2_methods.csv"):
+    for name in ("smollm2_curves.csv", "smollm2_methods.csv", "smollm2_training.csv"):
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(real_model_curves.FOLDER / name))
     curves = load_curves(tmp_path / "smollm2_curves.csv")
     methods = load_methods(tmp_path / "smollm2_methods.csv")
+    # every design's batch, as run: 8 prompts x 8 rollouts a step (real_model.FULL and PAPER)
+    assert load_training(tmp_path / "smollm2_training.csv") == {setting: 64 for setting in curves.setting.unique()}
     assert curves.setting.nunique() == 3 and "GRPO" in methods
     measured = pd.read_csv(real_model_curves.FOLDER / "real_model_paper_measured.csv")
     paper = curves[curves.setting == "SmolLM2-135M / paper experiment, step 48"].set_index(["method", "k"]).pass_at_k

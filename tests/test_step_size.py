@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from fadesim.tasks import make_task
 from fadesim.theory.mass_profile import profile
-from fadesim.theory.step_size import advantage_power, step_rates, trainer_clock
+from fadesim.theory.step_size import advantage_power, direction_parts, noise_clock, step_rates, trainer_clock
 
 
 def test_psr_and_nsr_by_hand():
@@ -137,6 +137,79 @@ def test_the_sign_weighted_closed_forms_equal_the_enumeration():
     assert sp.simplify(step_size.trainer_ratio_nsr_over_psr() - sp.sqrt(m / (1 - m))) == 0
 
 
+def test_the_noise_clock_by_hand_for_psr_against_nsr():
+    """PSR and NSR have the same per-rollout signal on the skill, mu = d mean_n p_n (1 - p_n); their powers are
+    Q = mean p and mean (1 - p); with one prompt a step the simulator's normalisers are d^2 mean m2 (as in the trainer
+    clock's check). So, NSR the reference, clock(PSR) = sqrt(m2_PSR / m2_NSR) sqrt((mu^2 + x mean(1 - p)) /
+    (mu^2 + x mean p)), x = rho / N: the trainer clock's ratio at N -> 0 and sqrt(m2_PSR / m2_NSR) at N -> infinity."""
+    task = _task()
+    p = np.asarray(task.exact(task.init_params(np, np.float64), np)["pass_rate"])[~np.asarray(task.evaluated())]
+    G, d = 6, 0.3
+    m2_psr = np.mean((1 - p) ** 2 * (p * (1 - p) / G + p ** 2))
+    m2_nsr = np.mean(p ** 2 * (p * (1 - p) / G + (1 - p) ** 2))
+    mu = d * np.mean(p * (1 - p))
+    for rho, N in ((1.0, 64), (0.5, 8192), (3.0, 1024), (1.0, 1e-9), (1.0, 1e12)):
+        x = rho / N
+        want = np.sqrt(m2_psr / m2_nsr) * np.sqrt((mu ** 2 + x * (1 - p).mean()) / (mu ** 2 + x * p.mean()))
+        np.testing.assert_allclose(noise_clock(task, "psr", G, N, rho, reference="nsr"), want, rtol=1e-9)
+    parts = direction_parts(task, "psr", G)
+    np.testing.assert_allclose([parts.mu, parts.power, parts.advantage_power], [mu, d * d * m2_psr, p.mean()],
+                               rtol=1e-10)
+
+
+def test_the_noise_clock_runs_from_the_trainer_clock_to_the_signal_limit():
+    """N -> 0 (None) is trainer_clock exactly; N -> infinity is sqrt(P_A / P_R) |mu_R / mu_A|; in between the clock is
+    monotone in N (a ratio of two lines in rho / N); 1 for the reference and for a positive multiple of it at every
+    N; bad batches and noise scales are refused by name."""
+    task = _task()
+    for name in ("nsr", "psr", "risk_sensitive"):
+        a, r = direction_parts(task, name, 8), direction_parts(task, "grpo", 8)
+        assert noise_clock(task, name, 8, None) == trainer_clock(task, name, 8)
+        np.testing.assert_allclose(noise_clock(task, name, 8, 1e15), np.sqrt(a.power / r.power) * abs(r.mu / a.mu),
+                                   rtol=1e-9)
+        path = np.array([noise_clock(task, name, 8, n) for n in (1, 16, 256, 4096, 65536)])
+        steps = np.diff(path)
+        assert np.all(steps >= -1e-12) or np.all(steps <= 1e-12), (name, path)
+    for n in (None, 64, 8192):
+        assert noise_clock(task, "grpo", 8, n) == pytest.approx(1.0, rel=1e-12)
+        assert noise_clock(task, "sign_scaled", 8, n, params={"balance": 0.0}) == pytest.approx(1.0, rel=1e-9)
+    for bad, words in (({"rollouts_per_step": 0}, "rollouts_per_step must be a positive number"),
+                       ({"rollouts_per_step": float("nan")}, "rollouts_per_step must be a positive number"),
+                       ({"noise_scale": -1.0}, "noise_scale must be a positive number"),
+                       ({"noise_scale": True}, "noise_scale must be a positive number")):
+        kw = {"rollouts_per_step": 64, "noise_scale": 1.0, **bad}
+        with pytest.raises(ValueError, match=words):
+            noise_clock(task, "nsr", 8, **kw)
+
+
+def test_the_normaliser_with_signal_and_a_finite_batch():
+    """The noise clock's premise on sampled batches: each rollout's score on a weight is its skill projection
+    (r - p) plus independent noise of variance sigma^2, so the batch mean g_w = (1/N) sum A_i s_iw has
+    E[g_w^2] = mu^2 + (sigma^2 Q + V) / N, with mu = E[A (r - p)] and V = Var(A (r - p)) per rollout (a group's
+    rollouts share their advantage's baseline, so V is taken over groups); within 4 standard errors, for GRPO and NSR
+    at two batch sizes."""
+    from fadesim.advantages.registry import get
+
+    rng = np.random.default_rng(2)
+    G, p, sigma, batches, D = 8, 0.3, 3.0, 400, 200
+    for name in ("grpo", "nsr"):
+        fn = get(name)
+        # the per-rollout moments from many groups: mu, and the group sum's variance over G (the per-rollout V)
+        rewards = (rng.random((200000, G)) < p).astype(np.float64)
+        a = np.asarray(fn(rewards), dtype=np.float64)
+        proj = (a * (rewards - p)).sum(axis=1)  # a group's sum of A_i (r_i - p)
+        mu, V, Q = proj.mean() / G, proj.var() / G, np.mean(a ** 2)
+        for groups in (4, 32):
+            N = groups * G
+            r = (rng.random((batches, groups, G)) < p).astype(np.float64)
+            A = np.asarray(fn(r.reshape(-1, G)), dtype=np.float64).reshape(batches, N)
+            score = (r.reshape(batches, N) - p)[:, :, None] + sigma * rng.standard_normal((batches, N, D))
+            g = np.einsum("bn,bnw->bw", A, score) / N
+            sq = (g ** 2).mean(axis=1)  # each batch's mean over weights
+            want = mu ** 2 + (sigma ** 2 * Q + V) / N
+            assert abs(sq.mean() - want) < 4 * sq.std() / np.sqrt(batches), (name, N, sq.mean(), want)
+
+
 def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
     """The protocol under clock 'trainer': the reference at the matched length, every other method at length x its
     trainer_clock on the calibrated task (and so NSR, whose power lies off the skill on hard prompts, earlier than
@@ -168,6 +241,39 @@ def test_the_trainer_clock_reads_each_method_at_its_own_step(tmp_path):
             dataclasses.replace(s, **bad)
 
 
+def test_the_noise_clock_reads_each_method_at_its_clock_for_the_settings_batch(tmp_path):
+    """The protocol under clock 'noise': with the setting's batch known (``training``), NSR is read at length x
+    noise_clock at that batch; with none (a curves file whose setting has no training row), every method at the
+    matched length itself, and the result says the batch was unknown."""
+    import dataclasses
+
+    from fadesim.lab.literature import ProtocolSettings, calibrated_task, load_curves, load_methods, run_setting
+
+    (tmp_path / "c.csv").write_text("setting,source,method,k,pass_at_k\n" + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.15, 0.4, 0.7)), ("GRPO", (0.3, 0.5, 0.72)),
+                                               ("NSR", (0.25, 0.5, 0.75))] for k, v in zip((1, 4, 32), vals)))
+    (tmp_path / "m.csv").write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    curves, methods = load_curves(tmp_path / "c.csv"), load_methods(tmp_path / "m.csv")
+    s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=32, n_answers=16, n_correct=2, skill_scale=0.3,
+                         prompts_per_step=1, eval_prompts=16, eval_split="stratified", seeds=4, max_steps=60,
+                         log_every=20, readout="interpolated", clock="noise", noise_scale=2.0)
+    task, _ = calibrated_task(s, {1: 0.15, 4: 0.4, 32: 0.7})
+    clock = noise_clock(task, "nsr", s.G, 64, 2.0)
+    assert clock != pytest.approx(1.0, abs=0.01) and clock != pytest.approx(noise_clock(task, "nsr", s.G, 64), abs=1e-3)
+    known = run_setting("s", curves, methods, dataclasses.replace(s, engine="first_order"), {"s": 64})
+    assert known["rollouts_per_step"] == 64 and known["clocks"]["NSR"] == pytest.approx(clock, rel=1e-12)
+    assert known["read_at"]["NSR"] == pytest.approx(min(known["length"] * clock, 60.0))
+    unknown = run_setting("s", curves, methods, dataclasses.replace(s, engine="first_order"), {"other": 64})
+    assert unknown["rollouts_per_step"] is None and unknown["clocks"] == {"GRPO": 1.0, "NSR": 1.0}
+    assert unknown["read_at"]["NSR"] == pytest.approx(unknown["length"])
+    simulated = run_setting("s", curves, methods, s, {"s": 64})
+    assert simulated["read_at"]["NSR"] == pytest.approx(min(simulated["length"] * clock, 60.0))
+    with pytest.raises(ValueError, match="noise_scale must be a positive number"):
+        dataclasses.replace(s, noise_scale=0.0)
+    with pytest.raises(ValueError, match="the noise clock compares per-entry Adam"):
+        dataclasses.replace(s, optimizer="adam_shared")
+
+
 def test_a_trainer_clock_run_writes_files_of_its_own():
     """experiments/literature.py's file names carry the clock, the answer scale and adam_tied's tie, so a trainer-clock
     run, one with shared answers or one at another tie never overwrites the default's or each other's."""
@@ -181,6 +287,9 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
 
     default = literature._sharpen_design(ProtocolSettings(**CHOSEN))
     assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"
+    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="noise")) == default + "_noiseclock"
+    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="noise", noise_scale=4.0)) == (
+        default + "_noiseclock4")
     # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
     assert default == "_b1_eval128s_d0.3_reach256"
     shared = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3}))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from fadesim.lab.literature import CHOSEN, ProtocolSettings
+from fadesim.lab.literature import CHOSEN, CLOCKS, ProtocolSettings
 from fadesim.tasks.sharpen import EVAL_SPLITS
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -288,9 +288,16 @@ def cmd_predict(args: argparse.Namespace) -> int:
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                              readout=CHOSEN["readout"], clock=args.clock, **tie, **sharpen)
+                              readout=CHOSEN["readout"], clock=args.clock, noise_scale=args.noise_scale, **tie,
+                              **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
+    if (args.rollouts_per_step is not None) != (ps.clock == "noise"):
+        raise CLIError("--clock noise reads your run's batch: give it --rollouts-per-step (prompts a step x rollouts a "
+                       "prompt), and give --rollouts-per-step with --clock noise only")
+    if args.rollouts_per_step is not None and args.rollouts_per_step < 1:
+        raise CLIError(f"--rollouts-per-step must be a positive integer; got {args.rollouts_per_step}")
+    batch = {} if args.rollouts_per_step is None else {"rollouts_per_step": args.rollouts_per_step}
     pub = curves[curves.setting == setting]
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
     published_methods = [m for m in dict.fromkeys(pub.method) if m != BASE]
@@ -300,12 +307,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
         if not published_methods:
             raise CLIError("give --grpo-pass1 (the pass@1 your GRPO run reached) or --steps (a training length): "
                            f"{setting!r} has only base rows")
-        scored = run_setting(setting, curves, methods, ps)  # the published methods, scored as the protocol does
+        # the published methods, scored as the protocol does (at the user's batch under the noise-scale clock)
+        scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
-        out = predict(base_curve, advantages, ps, steps=scored["length"])
+        out = predict(base_curve, advantages, ps, steps=scored["length"], **batch)
         grpo_pass1, reached = scored["target"], scored["reached"]
     else:
-        out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps)
+        out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps, **batch)
         reached = out["reached"]
     cal = out["calibration"]
     how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
@@ -316,8 +324,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
           + f" (max error {cal.max_abs_error:.4f}); length: {how}")
     cells = out["table"].assign(cell=lambda t: [f"{v:.3f} +- {h:.3f}" for v, h in zip(t.pass_at_k, t.ci95)])
     wide = cells.pivot_table(index="label", columns="k", values="cell", aggfunc="first", sort=False)
+    clock_words = {"trainer": "its trainer clock",
+                   "noise": f"its noise-scale clock at {args.rollouts_per_step} rollouts a step, rho {ps.noise_scale:g}"}
     where = ("every advantage read at the same step, the matched length" if ps.clock == "simulator" else
-             "each advantage read at the matched length x its trainer clock: "
+             f"each advantage read at the matched length x {clock_words.get(ps.clock)}: "
              + ", ".join(f"{lab} {at:g}" for lab, at in out["read_at"].items()))
     print(f"predicted pass@k (held-out mean +- 95% interval over the held-out seeds; {where}; predictions, outside "
           "any score):")
@@ -441,10 +451,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "
                         f"(default {ProtocolSettings.tie:g})")
-    p.add_argument("--clock", default="simulator", choices=["simulator", "trainer"],
+    p.add_argument("--clock", default="simulator", choices=list(CLOCKS),
                    help="trainer: read each advantage at the length x its trainer-form step size against GRPO "
-                        "(fadesim.theory.step_size; sharpen task, adam only; default: simulator, every advantage at "
-                        "the length)")
+                        "(fadesim.theory.step_size; sharpen task, adam only); noise: the same at your run's batch "
+                        "(--rollouts-per-step; step_size.noise_clock); default: simulator, every advantage at the "
+                        "length")
+    p.add_argument("--rollouts-per-step", type=int, default=None,
+                   help="--clock noise: your run's rollouts a step (prompts a step x rollouts a prompt)")
+    p.add_argument("--noise-scale", type=float, default=ProtocolSettings.noise_scale,
+                   help=f"--clock noise: rho, a weight's per-rollout noise power over the squared signal (default "
+                        f"{ProtocolSettings.noise_scale:g})")
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")

@@ -139,23 +139,71 @@ def trainer_clock(task: Sharpen, advantage: str, G: int, *, reference: str = "gr
     step unless ``prompts_per_step`` is given); Q: the advantage's mean square over the training prompts' rollouts
     (``advantage_power``). ``params``: the advantage's hyper-parameters; ``signals``: for a schedule (FADE), the
     trainer signals at the start (default: entropy = initial entropy, step 0)."""
+    return noise_clock(task, advantage, G, None, reference=reference, params=params,
+                       reference_params=reference_params, signals=signals, prompts_per_step=prompts_per_step)
+
+
+@dataclass(frozen=True)
+class DirectionParts:
+    """One advantage's three first-order quantities on a sharpen task's shared direction, per rollout: ``mu`` the mean
+    gradient (the mean over training prompts of ``direction_moments``' per-prompt mean, a mean over the group),
+    ``power`` the simulator's per-entry-Adam normaliser squared (one step's mean square gradient, ``step_moments``
+    with the task's prompts a step) and ``advantage_power`` Q (``advantage_power``, over the training prompts)."""
+
+    mu: float
+    power: float
+    advantage_power: float
+
+
+def direction_parts(task: Sharpen, advantage: str, G: int, *, params: Mapping[str, Any] | None = None,
+                    signals: Mapping[str, Any] | None = None, prompts_per_step: int | None = None) -> DirectionParts:
+    """``DirectionParts`` of ``advantage`` on ``task`` at its initial policy (``signals``: as in ``trainer_clock``)."""
     if not isinstance(task, Sharpen):
-        raise ValueError(f"trainer_clock: defined for the sharpen task (its shared directions s and g); got "
+        raise ValueError(f"the clocks are defined for the sharpen task (its shared directions s and g); got "
                          f"{getattr(task, 'name', type(task).__name__)!r}")
     B = int(task.prompts_per_step if prompts_per_step is None else prompts_per_step)
     start = _at_start_on_training_prompts(task)
-    p = start["pass_rate"]
     if signals is None:  # the simulator's initial signals: the mean policy entropy over the training prompts
         h0 = float(np.mean(start["entropy"]))
         signals = {"entropy": h0, "initial_entropy": h0, "step": 0.0}
-    d = direction(task)
+    kw = dict(params or {})
+    mean, var = step_moments(task, advantage, G, B, signals=signals, **kw)[direction(task)]
+    q = float(np.mean(advantage_power(profile(advantage, G, signals=signals, **kw), start["pass_rate"])))
+    if q <= 0 or mean * mean + var <= 0:
+        raise ValueError(f"'{advantage}' puts no gradient on this task's training prompts (every group uniform at "
+                         "its pass rates); its speed is undefined")
+    return DirectionParts(mu=float(mean), power=float(mean * mean + var), advantage_power=q)
 
-    def fraction(name: str, kw: Mapping[str, Any]) -> float:
-        mean, var = step_moments(task, name, G, B, signals=signals, **dict(kw))[d]
-        power = float(np.mean(advantage_power(profile(name, G, signals=signals, **dict(kw)), p)))
-        if power <= 0 or mean * mean + var <= 0:
-            raise ValueError(f"trainer_clock: '{name}' puts no gradient on this task's training prompts (every "
-                             "group uniform at its pass rates); its speed is undefined")
-        return (mean * mean + var) / power
 
-    return float(np.sqrt(fraction(advantage, params or {}) / fraction(reference, reference_params or {})))
+def noise_clock(task: Sharpen, advantage: str, G: int, rollouts_per_step: float | None, noise_scale: float = 1.0, *,
+                reference: str = "grpo", params: Mapping[str, Any] | None = None,
+                reference_params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
+                prompts_per_step: int | None = None) -> float:
+    """The trainer clock at a real batch of N = ``rollouts_per_step`` rollouts a step (None: N -> 0, where the noise
+    fills the normaliser, which is ``trainer_clock``):
+
+        clock(A) = sqrt(P_A / P_R) sqrt((mu_R^2 + (rho / N) Q_R) / (mu_A^2 + (rho / N) Q_A)),  rho = noise_scale.
+
+    A trainer's Adam divides a weight's mean gradient by the root of its mean square, (E g)^2 + Var g, and the
+    variance of a batch mean falls as 1 / N: with N rollouts a step it moves A along the direction at
+    mu_A / sqrt(mu_A^2 + (rho / N) Q_A), where rho is a weight's per-rollout noise power in units of the squared
+    signal per unit of advantage (the simulator's units, skill scale included). The batch N where the two terms are
+    equal, rho Q_A / mu_A^2, is the gradient noise scale B_simple = tr(Sigma) / |G|^2 of McCandlish et al. (arXiv
+    1812.06162, "An Empirical Model of Large-Batch Training") written per rollout. The simulator moves A at
+    mu_A / sqrt(P_A); the clock is the ratio of the two speeds over the reference's. Limits: N -> 0 gives
+    sqrt((P_A / Q_A) / (P_R / Q_R)) (``trainer_clock``); N -> infinity gives sqrt(P_A / P_R) |mu_R / mu_A|, every
+    advantage taking the same unit step along its mean gradient. 1 for the reference and any positive multiple of it.
+    First order, at the task's initial policy, like ``trainer_clock``."""
+    if rollouts_per_step is not None and not (np.isfinite(rollouts_per_step) and rollouts_per_step > 0):
+        raise ValueError(f"rollouts_per_step must be a positive number (or None: the noise-dominated limit); got "
+                         f"{rollouts_per_step!r}")
+    if not (isinstance(noise_scale, (int, float)) and not isinstance(noise_scale, bool) and np.isfinite(noise_scale)
+            and noise_scale > 0):
+        raise ValueError(f"noise_scale must be a positive number; got {noise_scale!r}")
+    a = direction_parts(task, advantage, G, params=params, signals=signals, prompts_per_step=prompts_per_step)
+    r = direction_parts(task, reference, G, params=reference_params, signals=signals, prompts_per_step=prompts_per_step)
+    if rollouts_per_step is None:  # noise only: the trainer clock
+        return float(np.sqrt((a.power / a.advantage_power) / (r.power / r.advantage_power)))
+    x = float(noise_scale) / float(rollouts_per_step)
+    return float(np.sqrt(a.power / r.power) * np.sqrt((r.mu ** 2 + x * r.advantage_power)
+                                                      / (a.mu ** 2 + x * a.advantage_power)))

@@ -25,14 +25,16 @@ def _run_length(settings: ProtocolSettings, method: Method, clock: float) -> int
 
 
 def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
-                settings: ProtocolSettings) -> dict[str, Any]:
+                settings: ProtocolSettings, training: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The protocol (a-d) on one setting; returns its table, comparisons and chosen length (``settings.engine``
-    "first_order": ``first_order_setting`` instead of the simulator)."""
+    "first_order": ``first_order_setting`` instead of the simulator). ``training``: setting -> its published run's
+    rollouts a step (``load_training``), which the noise-scale clock reads (a setting without one: clock 1); the
+    result's "clocks" are each method's clock, "rollouts_per_step" the batch used (None: unknown)."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
 
     if settings.engine == "first_order":
-        return first_order_setting(setting, curves, methods, settings)
+        return first_order_setting(setting, curves, methods, settings, training)
     pub = curves[curves.setting == setting]
     ks = sorted(int(k) for k in pub.k.unique())
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
@@ -47,7 +49,8 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
 
     interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []
-    clocks = method_clocks(task, settings, methods, simulated_names)
+    rollouts = (training or {}).get(setting)
+    clocks = method_clocks(task, settings, methods, simulated_names, rollouts)
     for name in simulated_names:
         m = methods[name]
         want = m.steps_scale * length * clocks[name]
@@ -72,12 +75,13 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table = runs.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
-    return scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
-                           length, reached, read_at, grid, pd.DataFrame(entropy))
+    return {**scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
+                             length, reached, read_at, grid, pd.DataFrame(entropy)),
+            "clocks": clocks, "rollouts_per_step": rollouts}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
-                        settings: ProtocolSettings) -> dict[str, Any]:
+                        settings: ProtocolSettings, training: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The protocol (a-d) on one setting with each simulated run replaced by its first-order path
     (``fadesim.theory.crossing.adam_path``: the shared sharpness and skill moved at Adam's expected speed, the SNR
     of each read exactly), read on the held-out evaluation prompts, whose pass@k is then an exact function of the
@@ -117,7 +121,8 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
     entropy = [{"method": BASE, "step": 0, "entropy": float(grid[grid.step == 0].entropy.iloc[0]), "ci95": float("nan")}]
-    clocks = method_clocks(task, settings, methods, simulated_names)
+    rollouts = (training or {}).get(setting)
+    clocks = method_clocks(task, settings, methods, simulated_names, rollouts)
     for name in simulated_names:
         m = methods[name]
         steps = _run_length(settings, m, clocks[name])
@@ -137,6 +142,7 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
                         "ci95": float("nan")})
     simulated = pd.concat(frames, ignore_index=True)[["method", "k", "pass_at_k"]].rename(
         columns={"pass_at_k": "simulated"}).assign(ci95=float("nan"))
-    return scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
-                           read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
-                               drop=True), pd.DataFrame(entropy))
+    return {**scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
+                             read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
+                                 drop=True), pd.DataFrame(entropy)),
+            "clocks": clocks, "rollouts_per_step": rollouts}

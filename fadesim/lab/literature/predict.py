@@ -43,8 +43,8 @@ def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
-            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: float | None = None
-            ) -> dict[str, Any]:
+            settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: float | None = None,
+            rollouts_per_step: float | None = None) -> dict[str, Any]:
     """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
 
     The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
@@ -56,7 +56,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     ``grpo`` is among the advantages or a length was given) and ``read_at`` (label -> the step it was read at).
     With ``settings.readout == "interpolated"`` the length may fall between logged steps and every advantage is read
     there by linear interpolation. With ``settings.clock == "trainer"`` each advantage is read at the length x its
-    trainer clock (``fadesim.theory.step_size.trainer_clock``) instead."""
+    trainer clock (``fadesim.theory.step_size.trainer_clock``) instead; with "noise", x its noise-scale clock at the
+    user's ``rollouts_per_step`` (prompts a step x rollouts a prompt; ``noise_clock``), which that clock needs."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
 
@@ -64,6 +65,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
         raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
     if len(base_curve) < 2:
         raise ValueError("the base curve needs pass@k at two k or more")
+    if settings.clock == "noise" and rollouts_per_step is None:
+        raise ValueError("the noise-scale clock needs the run's rollouts a step (prompts a step x rollouts a prompt)")
     ks = sorted(int(k) for k in base_curve)
     task, cal = calibrated_task(settings, base_curve)
     tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds), "fadesim predict")
@@ -80,7 +83,7 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     base_rows, rows, paths, read_at = [], [], [], {}
     residual = float("nan")
     for label, name, params in advantages:
-        want = length * advantage_clock(task, settings, name, params)  # the clock: 1 but under the trainer's
+        want = length * advantage_clock(task, settings, name, params, rollouts_per_step)  # 1 on the simulator's
         run_steps = max(settings.log_every, int(math.ceil(max(want, length) / settings.log_every)) * settings.log_every)
         res = simulate(task, sim_config(settings, name, params, run_steps, ks), seeds=held)
         at = min(float(want), float(res.steps[-1])) if settings.readout == "interpolated" else \

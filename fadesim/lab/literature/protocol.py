@@ -3,6 +3,7 @@ calibrated task, the length match and the scored result of one setting."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -26,7 +27,7 @@ READOUTS = ("interpolated", "logged")
 #: steps_scale x the reference's length, as every run before 2026-12-06) or "trainer" (each at that step x
 #: ``fadesim.theory.step_size.trainer_clock``: where the simulator has moved it as far, relative to the reference, as
 #: a trainer's Adam on shared weights does; the sharpen task under per-entry adam, at the matched step only)
-CLOCKS = ("simulator", "trainer")
+CLOCKS = ("simulator", "trainer", "noise")
 
 
 ENGINES = ("simulate", "first_order")
@@ -70,6 +71,8 @@ class ProtocolSettings:
     seed_offset: int = 0
     readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
     clock: str = "simulator"  # CLOCKS: "trainer" reads each method at its trainer-form step (step_size.trainer_clock)
+    # "noise": the trainer clock at the setting's published rollouts a step (step_size.noise_clock), with this rho
+    noise_scale: float = 1.0
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
@@ -90,8 +93,11 @@ class ProtocolSettings:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {self.clock!r}")
-        if self.clock == "trainer" and (self.task != "sharpen" or self.optimizer != "adam" or self.match != "step"):
-            raise ValueError("the trainer clock compares per-entry Adam on the sharpen task's shared directions with a "
+        if not (isinstance(self.noise_scale, (int, float)) and not isinstance(self.noise_scale, bool)
+                and math.isfinite(self.noise_scale) and self.noise_scale > 0):
+            raise ValueError(f"noise_scale must be a positive number; got {self.noise_scale!r}")
+        if self.clock in ("trainer", "noise") and (self.task != "sharpen" or self.optimizer != "adam" or self.match != "step"):
+            raise ValueError(f"the {self.clock} clock compares per-entry Adam on the sharpen task's shared directions with a "
                              "trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
                              f"'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
                              f"{self.optimizer!r}, match {self.match!r}")
@@ -238,19 +244,25 @@ def nearest_step(steps: Sequence[int], want: float) -> int:
 
 
 def method_clocks(task: Task, settings: ProtocolSettings, methods: Mapping[str, Method],
-                  names: Sequence[str]) -> dict[str, float]:
-    """Each named method's clock against GRPO (the protocol's reference): 1 for every method under the simulator's
-    clock, ``fadesim.theory.step_size.trainer_clock`` at the calibrated task's initial policy under the trainer's."""
-    return {name: advantage_clock(task, settings, methods[name].advantage, methods[name].params) for name in names}
+                  names: Sequence[str], rollouts_per_step: float | None = None) -> dict[str, float]:
+    """Each named method's clock against GRPO (the protocol's reference), at the calibrated task's initial policy: 1
+    for every method under the simulator's clock, ``fadesim.theory.step_size.trainer_clock`` under the trainer's,
+    ``noise_clock`` at the setting's published ``rollouts_per_step`` under the noise-scale clock (1 where the
+    setting's batch is unknown: None)."""
+    return {name: advantage_clock(task, settings, methods[name].advantage, methods[name].params, rollouts_per_step)
+            for name in names}
 
 
-def advantage_clock(task: Task, settings: ProtocolSettings, advantage: str, params: Mapping[str, Any]) -> float:
+def advantage_clock(task: Task, settings: ProtocolSettings, advantage: str, params: Mapping[str, Any],
+                    rollouts_per_step: float | None = None) -> float:
     """One advantage's clock against GRPO under ``settings.clock`` (``method_clocks``)."""
-    if settings.clock == "simulator":
+    if settings.clock == "simulator" or (settings.clock == "noise" and rollouts_per_step is None):
         return 1.0
-    from fadesim.theory.step_size import trainer_clock
+    from fadesim.theory.step_size import noise_clock, trainer_clock
 
-    return trainer_clock(task, advantage, settings.G, params=params)
+    if settings.clock == "trainer":
+        return trainer_clock(task, advantage, settings.G, params=params)
+    return noise_clock(task, advantage, settings.G, rollouts_per_step, settings.noise_scale, params=params)
 
 
 def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, Any], steps: int,

@@ -6,13 +6,14 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 import pandas as pd
 
-from fadesim.data import LITERATURE_CURVES, LITERATURE_METHODS, data_file
+from fadesim.data import LITERATURE_CURVES, LITERATURE_METHODS, LITERATURE_TRAINING, data_file
 
 
 CURVE_COLUMNS = ("setting", "source", "method", "k", "pass_at_k")
@@ -21,7 +22,11 @@ CURVE_COLUMNS = ("setting", "source", "method", "k", "pass_at_k")
 METHOD_COLUMNS = ("method", "advantage", "params", "steps_scale")
 
 
+TRAINING_COLUMNS = ("setting", "prompts_per_step", "rollouts_per_prompt")
+
+
 CURVES, METHODS = data_file(*LITERATURE_CURVES), data_file(*LITERATURE_METHODS)
+TRAINING = data_file(*LITERATURE_TRAINING)
 
 
 BASE = "base"
@@ -145,6 +150,28 @@ def load_methods(path: str | Path = METHODS) -> dict[str, Method]:
         if not (math.isfinite(scale) and scale > 0):
             raise LiteratureError(f"{where}: steps_scale must be a positive number; got {row['steps_scale']!r}")
         out[name] = Method(name=name, advantage=entry.name, params=params, steps_scale=scale)
+    return out
+
+
+def load_training(path: str | Path = TRAINING) -> dict[str, int]:
+    """setting -> rollouts a step (prompts_per_step x rollouts_per_prompt) of its published run, the batch the
+    noise-scale clock reads (``fadesim.theory.step_size.noise_clock``), validated: both positive integers, no setting
+    twice. A setting of a curves file with no row here has no known batch."""
+    out: dict[str, int] = {}
+    for line, row in _rows(path, TRAINING_COLUMNS):
+        where = f"{path}, line {line}"
+        setting = row["setting"].strip()
+        if not setting:
+            raise LiteratureError(f"{where}: setting must not be empty")
+        if setting in out:
+            raise LiteratureError(f"{where}: setting {setting!r} is listed twice")
+        sizes = []
+        for column in TRAINING_COLUMNS[1:]:
+            text = row[column].strip()
+            if not re.fullmatch(r"[0-9]+", text) or int(text) < 1:
+                raise LiteratureError(f"{where}: {column} must be a positive integer; got {row[column]!r}")
+            sizes.append(int(text))
+        out[setting] = sizes[0] * sizes[1]
     return out
 
 
