@@ -17,8 +17,11 @@ The default family is the one chosen on them (``fadesim.lab.literature.CHOSEN``)
 (c = 1, d = 0.3) that lifts only the prompts the base solves within 256 draws (``--reach-samples``), one prompt a
 step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every second prompt in order of initial
 pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md, "A skill direction beside the
-sharpening" and "The stratified split"; paper_figures/literature/README.md, "Reach and floor"). ``--task`` another
-family drops the sharpen-only settings; 0 turns ``--prompts-per-step`` (every prompt), ``--eval-prompts`` (trained
+sharpening" and "The stratified split"; paper_figures/literature/README.md, "Reach and floor"), each method read at
+the matched step x its noise-scale clock at its setting's published batch (``--clock noise``, ``--noise-scale`` rho
+= 1; the batches from ``--training``, a setting without a row on the simulator's clock;
+paper_figures/trainer_clock/README.md, "A clock that knows the batch"). ``--task`` another family drops the
+sharpen-only settings and the clock (as do another optimizer and ``--match pass@1``); 0 turns ``--prompts-per-step`` (every prompt), ``--eval-prompts`` (trained
 prompts) or ``--reach-samples`` (the skill reaches every prompt, the family before 2026-12-06) off;
 ``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
 
@@ -28,6 +31,7 @@ prompts) or ``--reach-samples`` (the skill reaches every prompt, the family befo
     python experiments/literature.py --full --engine first_order        # the mean-field prediction, in seconds
     python experiments/literature.py --task linear_softmax --optimizer adam_shared   # the earlier default family
     python experiments/literature.py --full --match pass@1              # at matched pass@1 instead of matched step
+    python experiments/literature.py --full --clock simulator           # every method at the matched step itself
     python experiments/literature.py --full --compare bandit:adam,sharpen:adam:1:1:0.3   # families side by side
     python experiments/literature.py --full --sharpen-scale 0.3 --skill-scale 0 --prompts-per-step 0 --eval-prompts 0
                                                                         # sharpening alone, on trained prompts
@@ -54,7 +58,7 @@ import pandas as pd
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
 from fadesim.lab.units import run_units
 from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, LiteratureError, ProtocolSettings,
-                                describe_optimizer, describe_task, for_task, implied_by,
+                                clocked, describe_optimizer, describe_task, for_task, implied_by,
                                 best_config, leave_one_setting_out, load_curves, load_methods, load_training,
                                 parse_candidates, pooled_scores, run_setting, setting_score, summary_line)
 from fadesim.lab.plots import save_figure
@@ -210,6 +214,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     specs = [{"config": c.label, "task": c.task, "optimizer": c.optimizer, "setting": s,
               **{k: v for k, v in base.items() if k not in ("task", "optimizer", "sharpen_scale")},
               **for_task(c.task), "sharpen_scale": c.sharpen_scale,
+              # an entry no clock applies to runs on the simulator's (the default family's clock is for sharpen, adam)
+              "clock": base["clock"] if clocked(c.task, c.optimizer, base["match"]) else "simulator",
               "prompts_per_step": (c.prompts_per_step or base["prompts_per_step"]) if c.task == "sharpen" else 0,
               "skill_scale": (c.skill_scale or base["skill_scale"]) if c.task == "sharpen" else 0.0,
               "curves": str(Path(settings.curves).resolve()), "methods": str(Path(settings.methods).resolve()),
@@ -265,7 +271,8 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
 def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(
         __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts", "reach_samples"),
-        implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags))
+        implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags,
+                                                 flags.get("optimizer", preset.optimizer), flags.get("match", preset.match)))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
         training = load_training(settings.training)

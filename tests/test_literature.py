@@ -202,7 +202,7 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
                             str(tmp_path / "f"), "--no-figures"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
-    # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill)
+    # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill) and clock
     assert (tmp_path / "f" / "literature_bandit_interp_adam_quick.csv").exists()
     # the default family with every prompt a step, pass@k on the trained prompts and the skill reaching every prompt:
     # 0 turns each off (not refused)
@@ -210,12 +210,12 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
                             "16", "--max-steps", "20", "--log-every", "10", "--prompts-per-step", "0",
                             "--eval-prompts", "0", "--reach-samples", "0", "--figures", str(tmp_path / "f"),
                             "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_interp_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_noiseclock_interp_adam_quick.csv").exists()
     # no skill: nothing for the default's skill reach to limit, so --skill-scale 0 implies --reach-samples 0
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--skill-scale", "0", "--eval-prompts",
                             "8", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_interp_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_noiseclock_interp_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
     assert err.value.code == 2
@@ -293,14 +293,14 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("literature: ") and "over 1 settings" in out[-1]
     assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
-    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.csv")
+    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv")
     assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
     # every scored comparison beside its entry: the per-entry counts of the score table
-    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.signs.csv")
+    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.signs.csv")
     counts = signs.groupby("config").agree.agg(["sum", "size"])
     assert list(counts["sum"]) == list(table.agree) and list(counts["size"]) == list(table.total)
     assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_quick.csv"), table)
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv"), table)
     with pytest.raises(SystemExit) as err:
         literature.main([*argv[:-1], "bandit:nope"])
     assert err.value.code == 2
@@ -404,6 +404,26 @@ def test_the_default_family_is_described_on_every_axis():
         "pass@k on 8 held-out prompts (stratified)")
     with pytest.raises(ValueError, match="^eval_split: sharpen-task settings .* given with task 'bandit'$"):
         ProtocolSettings(task="bandit", eval_split="stratified")
+
+
+def test_the_default_clock_gives_way_where_no_clock_applies_and_is_refused_where_asked_for():
+    """The default family reads the noise-scale clock; a flag choosing another task, optimizer or matched pass@1 implies
+    the simulator's clock (``implied_by``, ``for_task``), unless the flags name a clock, which is then refused as given;
+    a run on the default's settings without a training row falls back to clock 1 (tests/test_step_size.py)."""
+    from fadesim.lab.literature import CHOSEN, clocked, for_task, implied_by
+
+    assert CHOSEN["clock"] == "noise" and clocked("sharpen", "adam", "step")
+    assert implied_by("sharpen", {}) == {} and for_task("bandit")["clock"] == "simulator"
+    for task, optimizer, match in (("bandit", "adam", "step"), ("sharpen", "adam_shared", "step"),
+                                   ("sharpen", "adam", "pass@1")):
+        implied = implied_by(task, {}, optimizer, match)
+        assert implied["clock"] == "simulator", (task, optimizer, match)
+        settings = ProtocolSettings(**{**CHOSEN, **implied, "task": task, "optimizer": optimizer, "match": match})
+        assert settings.clock == "simulator"
+        assert "clock" not in implied_by(task, {"clock": "noise"}, optimizer, match)
+        with pytest.raises(ValueError, match="the noise clock compares per-entry Adam"):
+            ProtocolSettings(**{**CHOSEN, **implied_by(task, {"clock": "noise"}, optimizer, match), "task": task,
+                                "optimizer": optimizer, "match": match})
 
 
 def test_the_skill_reach_and_sharpness_floor_reach_the_task_or_are_refused():

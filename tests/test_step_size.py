@@ -285,20 +285,21 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
 
     from fadesim.lab.literature import CHOSEN, ProtocolSettings
 
-    default = literature._sharpen_design(ProtocolSettings(**CHOSEN))
-    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="trainer")) == default + "_trainerclock"
-    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="noise")) == default + "_noiseclock"
-    assert literature._sharpen_design(ProtocolSettings(**CHOSEN, clock="noise", noise_scale=4.0)) == (
-        default + "_noiseclock4")
+    simulator = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "clock": "simulator"}))
+    assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "clock": "trainer"})) == simulator + "_trainerclock"
+    assert literature._sharpen_design(ProtocolSettings(**CHOSEN)) == simulator + "_noiseclock"  # the default's
+    assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "noise_scale": 4.0})) == simulator + "_noiseclock4"
     # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
-    assert default == "_b1_eval128s_d0.3_reach256"
-    shared = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3}))
+    assert simulator == "_b1_eval128s_d0.3_reach256"
+    shared = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3, "clock": "simulator"}))
     assert shared == "_b1_eval128s_d0.3_e0.3_reach256"
-    # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files)
+    # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files; no
+    # clock applies to adam_tied)
     assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
-        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_full")
-    tied = [literature.run_stem(literature.Settings(**{**CHOSEN, "optimizer": "adam_tied", "tie": t}, tag="smollm2"),
-                                "full") for t in (0.1, 0.3)]
+        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_noiseclock_interp_adam_full")
+    tied = [literature.run_stem(literature.Settings(**{**CHOSEN, "optimizer": "adam_tied", "tie": t,
+                                                       "clock": "simulator"}, tag="smollm2"), "full")
+            for t in (0.1, 0.3)]
     assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_tied_tie{t}_smollm2_full"
                     for t in ("0.1", "0.3")]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 
-from fadesim.lab.literature import CHOSEN, CLOCKS, ProtocolSettings
+from fadesim.lab.literature import CHOSEN, CLOCKS, ProtocolSettings, clocked
 from fadesim.tasks.sharpen import EVAL_SPLITS
 from fadesim.sim.optim import OPTIMIZERS
 
@@ -280,15 +280,19 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if given and args.task != "sharpen":
         raise CLIError(f"{', '.join('--' + n.replace('_', '-') for n in given)} apply to the sharpen task only; "
                        f"got --task {args.task}")
-    sharpen = ({**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **implied_by(args.task, given), **given}
-               if args.task == "sharpen" else for_task(args.task))
+    implied = {k: v for k, v in implied_by(args.task, given).items() if k != "clock"}  # the clock is --clock's
+    sharpen = ({**{n: CHOSEN[n] for n in SHARPEN_ONLY}, **implied, **given} if args.task == "sharpen"
+               else {k: v for k, v in for_task(args.task).items() if k != "clock"})
+    # the default family's clock where it applies and the user's batch is given, else the simulator's
+    clock = args.clock or ("noise" if args.rollouts_per_step is not None and clocked(args.task, args.optimizer, "step")
+                           else "simulator")
     if args.tie is not None and args.optimizer != "adam_tied":
         raise CLIError(f"--tie applies to --optimizer adam_tied only; got --optimizer {args.optimizer}")
     tie = {} if args.tie is None else {"tie": args.tie}
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                              readout=CHOSEN["readout"], clock=args.clock, noise_scale=args.noise_scale, **tie,
+                              readout=CHOSEN["readout"], clock=clock, noise_scale=args.noise_scale, **tie,
                               **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
@@ -451,13 +455,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "
                         f"(default {ProtocolSettings.tie:g})")
-    p.add_argument("--clock", default="simulator", choices=list(CLOCKS),
+    p.add_argument("--clock", default=None, choices=list(CLOCKS),
                    help="trainer: read each advantage at the length x its trainer-form step size against GRPO "
                         "(fadesim.theory.step_size; sharpen task, adam only); noise: the same at your run's batch "
-                        "(--rollouts-per-step; step_size.noise_clock); default: simulator, every advantage at the "
-                        "length")
+                        "(--rollouts-per-step; step_size.noise_clock); simulator: every advantage at the length. "
+                        "Default: the default family's noise where --rollouts-per-step is given, else simulator")
     p.add_argument("--rollouts-per-step", type=int, default=None,
-                   help="--clock noise: your run's rollouts a step (prompts a step x rollouts a prompt)")
+                   help="your run's rollouts a step (prompts a step x rollouts a prompt), which the noise-scale "
+                        "clock reads")
     p.add_argument("--noise-scale", type=float, default=ProtocolSettings.noise_scale,
                    help=f"--clock noise: rho, a weight's per-rollout noise power over the squared signal (default "
                         f"{ProtocolSettings.noise_scale:g})")

@@ -96,9 +96,9 @@ class ProtocolSettings:
         if not (isinstance(self.noise_scale, (int, float)) and not isinstance(self.noise_scale, bool)
                 and math.isfinite(self.noise_scale) and self.noise_scale > 0):
             raise ValueError(f"noise_scale must be a positive number; got {self.noise_scale!r}")
-        if self.clock in ("trainer", "noise") and (self.task != "sharpen" or self.optimizer != "adam" or self.match != "step"):
-            raise ValueError(f"the {self.clock} clock compares per-entry Adam on the sharpen task's shared directions with a "
-                             "trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
+        if self.clock in ("trainer", "noise") and not clocked(self.task, self.optimizer, self.match):
+            raise ValueError(f"the {self.clock} clock compares per-entry Adam on the sharpen task's shared directions "
+                             "with a trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
                              f"'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
                              f"{self.optimizer!r}, match {self.match!r}")
         if self.engine == "first_order" and self.floor_sharpness:
@@ -128,11 +128,16 @@ CHOSEN_2026_12_05: dict[str, Any] = {
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
 #: draws; arXiv 2504.13837), adopted on 2026-12-06 after its prediction on task draws 1-3 held (paper_figures/
-#: literature/README.md, "Reach and floor"). Pooled over task draws 0-3: 261/308 signs (84.7%), pass@k mean abs error
-#: 0.0149 on the shipped settings (0.0191 before); 1318/1636 (80.6%), 0.0675 on the three measured SmolLM2 designs
-#: (1206/1636, 0.0818 before; ``experiments/real_model_curves.py``). Leave-one-setting-out 261/308.
-#: ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax family, which other tools build on.
-CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256}
+#: literature/README.md, "Reach and floor"; pooled over task draws 0-3: 261/308 signs (84.7%), pass@k mean abs error
+#: 0.0149 on the shipped settings, 1318/1636 (80.6%), 0.0675 on the three measured SmolLM2 designs), and the
+#: noise-scale clock (``clock`` = "noise", rho = 1: each method read at the matched step x
+#: ``fadesim.theory.step_size.noise_clock`` at its setting's published batch, from ``training.csv``; a setting
+#: without one on the simulator's clock), adopted on 2026-12-06 (third session) after its prediction held
+#: (paper_figures/trainer_clock/README.md, "A clock that knows the batch"). Pooled over task draws 0-3: 270/308
+#: (87.7%), 0.0147 on the shipped settings; 1474/1636 (90.1%), 0.0431 on the SmolLM2 designs
+#: (``experiments/real_model_curves.py``). ``ProtocolSettings()``'s own defaults stay the earlier linear_softmax
+#: family, which other tools build on.
+CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "noise"}
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
@@ -141,17 +146,30 @@ SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompt
 
 def for_task(task: str) -> dict[str, Any]:
     """The sharpen-only settings a run of another task family resets (empty for sharpen): what a flag that picks
-    another family implies, so that the default family's settings are not refused for it."""
+    another family implies, so that the default family's settings are not refused for it (its clock included: the
+    clocks compare the sharpen task's shared directions)."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
                                          "reach_samples": 0, "floor_sharpness": False, "prompts_per_step": 0,
-                                         "eval_prompts": 0, "eval_split": "random"}
+                                         "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
-def implied_by(task: str, flags: Mapping[str, Any]) -> dict[str, Any]:
+def clocked(task: str, optimizer: str, match: str) -> bool:
+    """Whether a clock other than the simulator's applies: it compares per-entry Adam on the sharpen task's shared
+    directions with a trainer's Adam at the matched step (at matched pass@1 no clock enters)."""
+    return task == "sharpen" and optimizer == "adam" and match == "step"
+
+
+def implied_by(task: str, flags: Mapping[str, Any], optimizer: str = "adam", match: str = "step") -> dict[str, Any]:
     """The settings a user's flags imply beneath the flags themselves (``experiments/literature.py``, ``fadesim
     predict``): another family resets the sharpen-only settings (``for_task``); no skill (skill_scale 0) leaves nothing
-    for the default family's skill reach to limit, so it turns the reach off."""
-    return {**for_task(task), **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})}
+    for the default family's skill reach to limit, so it turns the reach off; a task, optimizer or match no clock
+    applies to (``clocked``; ``optimizer`` and ``match`` the run's) puts the default family's noise-scale clock back
+    to the simulator's, unless the flags name a clock themselves (then it is refused as given)."""
+    out = {**for_task(task), **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})}
+    out.pop("clock", None)
+    if "clock" not in flags and not clocked(task, optimizer, match):
+        out["clock"] = "simulator"
+    return out
 
 
 def describe_optimizer(settings: ProtocolSettings) -> str:
