@@ -9,7 +9,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import pandas as pd
 
@@ -53,6 +53,21 @@ def _rows(path: str | Path, columns: tuple[str, ...]) -> list[tuple[int, dict[st
         if None in row or any(v is None for v in row.values()):
             raise LiteratureError(f"{path}, line {line}: expected {len(columns)} fields ({','.join(columns)})")
     return rows
+
+
+def _keyed_rows(path: str | Path, columns: tuple[str, ...], key: str) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(where, name, row) for each row of a file keyed by one column (``key``, stripped): a name empty or listed twice
+    is refused, naming the file and line."""
+    seen: set[str] = set()
+    for line, row in _rows(path, columns):
+        where = f"{path}, line {line}"
+        name = row[key].strip()
+        if not name:
+            raise LiteratureError(f"{where}: {key} must not be empty")
+        if name in seen:
+            raise LiteratureError(f"{where}: {key} {name!r} is listed twice")
+        seen.add(name)
+        yield where, name, row
 
 
 def load_curves(path: str | Path = CURVES) -> pd.DataFrame:
@@ -119,15 +134,9 @@ def load_methods(path: str | Path = METHODS) -> dict[str, Method]:
     from fadesim.advantages.registry import info
 
     out: dict[str, Method] = {}
-    for line, row in _rows(path, METHOD_COLUMNS):
-        where = f"{path}, line {line}"
-        name = row["method"].strip()
-        if not name:
-            raise LiteratureError(f"{where}: method must not be empty")
+    for where, name, row in _keyed_rows(path, METHOD_COLUMNS, "method"):
         if name == BASE:
             raise LiteratureError(f"{where}: '{BASE}' is the model before RL, not a method to simulate")
-        if name in out:
-            raise LiteratureError(f"{where}: method {name!r} is listed twice")
         try:
             entry = info(row["advantage"].strip())
         except KeyError as err:
@@ -158,13 +167,7 @@ def load_training(path: str | Path = TRAINING) -> dict[str, int]:
     noise-scale clock reads (``fadesim.theory.step_size.noise_clock``), validated: both positive integers, no setting
     twice. A setting of a curves file with no row here has no known batch."""
     out: dict[str, int] = {}
-    for line, row in _rows(path, TRAINING_COLUMNS):
-        where = f"{path}, line {line}"
-        setting = row["setting"].strip()
-        if not setting:
-            raise LiteratureError(f"{where}: setting must not be empty")
-        if setting in out:
-            raise LiteratureError(f"{where}: setting {setting!r} is listed twice")
+    for where, setting, row in _keyed_rows(path, TRAINING_COLUMNS, "setting"):
         sizes = []
         for column in TRAINING_COLUMNS[1:]:
             text = row[column].strip()
