@@ -526,6 +526,12 @@ def test_a_prediction_outside_the_published_settings_says_so():
     assert extrapolations({1: 0.3, 64: 0.8}, supported, grpo_pass1=0.5) == []
     said = extrapolations({1: 0.01, 1024: 0.3}, supported, grpo_pass1=0.9)
     assert len(said) == 3 and "k 1-1024" in said[0] and "difficulty" in said[1] and "training length" in said[2]
+    # the batch, where the settings' batches are given: the shipped runs' 1024-8192 rollouts a step
+    batched = support(load_curves(), load_training())
+    assert batched["rollouts a step"] == (1024.0, 8192.0) and "rollouts a step" not in supported
+    assert extrapolations({1: 0.3, 64: 0.8}, batched, grpo_pass1=0.5, rollouts_per_step=2048) == []
+    assert extrapolations({1: 0.3, 64: 0.8}, batched, rollouts_per_step=64) == [
+        "64 rollouts a step lies outside the published runs' 1024-8192 (batch: the noise-scale clock)"]
 
 
 def test_a_panel_of_many_methods_gets_its_legend_beside_it(tmp_path):

@@ -262,7 +262,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
-                                        describe_task, extrapolations, for_task, implied_by, load_curves, load_methods, parse_advantages, predict,
+                                        describe_task, extrapolations, for_task, implied_by, load_curves, load_methods,
+                                        load_training, parse_advantages, predict,
                                         run_setting, summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
@@ -339,7 +340,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if out["residual"] == out["residual"]:
         print(f"match residual: the simulated GRPO's pass@1 where it is read minus the given {grpo_pass1:.3f}: "
               f"{out['residual']:+.4f} (held-out seeds; the length is matched on the tuning seeds)")
-    for warning in extrapolations(base_curve, support(load_curves(CURVES)), grpo_pass1):
+    for warning in extrapolations(base_curve, support(load_curves(CURVES), load_training()), grpo_pass1,
+                                  args.rollouts_per_step):
         print(f"extrapolation: {warning}; the shipped settings do not support this prediction there")
     ends = out["trajectories"].groupby("label", sort=False).entropy.agg(["first", "last"])
     print("entropy (nats), start -> predicted length: "

@@ -107,22 +107,34 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
             "read_at": read_at}
 
 
-def support(curves: pd.DataFrame) -> dict[str, tuple[float, float]]:
+def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:
     """What a set of published settings (a curves frame, e.g. the shipped ``load_curves()``) supports: the range of
-    k published, of the base pass@1 and of the reference's pass@1 gain over the base (how far RL moved pass@1).
-    ``fadesim predict`` warns where a prediction lies outside it (an extrapolation in k, difficulty or length)."""
+    k published, of the base pass@1 and of the reference's pass@1 gain over the base (how far RL moved pass@1), and,
+    given their batches (``load_training()``), of the rollouts a step of those among them that have one.
+    ``fadesim predict`` warns where a prediction lies outside it (an extrapolation in k, difficulty, length or
+    batch)."""
     base = curves[(curves.method == BASE) & (curves.k == 1)].set_index("setting").pass_at_k
     post = curves[(curves.method != BASE) & (curves.k == 1)].groupby("setting").pass_at_k.max()
     gain = (post - base.reindex(post.index)).dropna()
-    return {"k": (float(curves.k.min()), float(curves.k.max())), "base pass@1": (float(base.min()), float(base.max())),
-            "pass@1 gain": (float(gain.min()), float(gain.max()))}
+    out = {"k": (float(curves.k.min()), float(curves.k.max())), "base pass@1": (float(base.min()), float(base.max())),
+           "pass@1 gain": (float(gain.min()), float(gain.max()))}
+    batches = [n for setting, n in (training or {}).items() if setting in set(curves.setting)]
+    if batches:
+        out["rollouts a step"] = (float(min(batches)), float(max(batches)))
+    return out
 
 
 def extrapolations(base_curve: Mapping[int, float], supported: Mapping[str, tuple[float, float]],
-                   grpo_pass1: float | None = None) -> list[str]:
-    """One sentence per way a prediction for ``base_curve`` (and a GRPO run reaching ``grpo_pass1``) leaves the
-    support of the published settings (``support``); empty where it stays inside."""
+                   grpo_pass1: float | None = None, rollouts_per_step: float | None = None) -> list[str]:
+    """One sentence per way a prediction for ``base_curve`` (and a GRPO run reaching ``grpo_pass1``, with
+    ``rollouts_per_step`` a step) leaves the support of the published settings (``support``); empty where it stays
+    inside."""
     out = []
+    if rollouts_per_step is not None and "rollouts a step" in supported:
+        lo, hi = supported["rollouts a step"]
+        if not lo <= rollouts_per_step <= hi:
+            out.append(f"{rollouts_per_step:g} rollouts a step lies outside the published runs' {lo:g}-{hi:g} (batch: "
+                       "the noise-scale clock)")
     ks = sorted(int(k) for k in base_curve)
     lo, hi = supported["k"]
     if ks[0] < lo or ks[-1] > hi:
