@@ -185,23 +185,27 @@ def test_the_noise_clock_runs_from_the_trainer_clock_to_the_signal_limit():
 def test_the_normaliser_with_signal_and_a_finite_batch():
     """The noise clock's premise on sampled batches: each rollout's score on a weight is its skill projection
     (r - p) plus independent noise of variance sigma^2, so the batch mean g_w = (1/N) sum A_i s_iw has
-    E[g_w^2] = mu^2 + (sigma^2 Q + V) / N, with mu = E[A (r - p)] and V = Var(A (r - p)) per rollout (a group's
-    rollouts share their advantage's baseline, so V is taken over groups); within 4 standard errors, for GRPO and NSR
-    at two batch sizes."""
+    E[g_w^2] = mu^2 + (sigma^2 Q + V) / N, with mu = E[A (r - p)], Q = E[A^2] and V = Var(A (r - p)) per rollout (a
+    group's rollouts share their advantage's baseline, so V is taken over groups: the variance of a group's sum over
+    G), each enumerated exactly over k ~ Binomial(G, p); within 4 standard errors, for GRPO and NSR at two batches."""
+    from scipy.stats import binom
+
     from fadesim.advantages.registry import get
 
     rng = np.random.default_rng(2)
-    G, p, sigma, batches, D = 8, 0.3, 3.0, 400, 200
+    G, p, sigma, batches, D = 8, 0.3, 3.0, 300, 64
+    weight = binom.pmf(np.arange(G + 1), G, p)
     for name in ("grpo", "nsr"):
         fn = get(name)
-        # the per-rollout moments from many groups: mu, and the group sum's variance over G (the per-rollout V)
-        rewards = (rng.random((200000, G)) < p).astype(np.float64)
-        a = np.asarray(fn(rewards), dtype=np.float64)
-        proj = (a * (rewards - p)).sum(axis=1)  # a group's sum of A_i (r_i - p)
-        mu, V, Q = proj.mean() / G, proj.var() / G, np.mean(a ** 2)
-        for groups in (4, 32):
-            N = groups * G
-            r = (rng.random((batches, groups, G)) < p).astype(np.float64)
+        groups = np.array([[1.0] * k + [0.0] * (G - k) for k in range(G + 1)])  # a group with k correct
+        a = np.asarray(fn(groups), dtype=np.float64)
+        proj = (a * (groups - p)).sum(axis=1)  # the group's sum of A_i (r_i - p)
+        mu = weight @ proj / G
+        V = (weight @ proj ** 2 - (weight @ proj) ** 2) / G
+        Q = weight @ np.mean(a ** 2, axis=1)
+        for n_groups in (4, 32):
+            N = n_groups * G
+            r = (rng.random((batches, n_groups, G)) < p).astype(np.float64)
             A = np.asarray(fn(r.reshape(-1, G)), dtype=np.float64).reshape(batches, N)
             score = (r.reshape(batches, N) - p)[:, :, None] + sigma * rng.standard_normal((batches, N, D))
             g = np.einsum("bn,bnw->bw", A, score) / N
