@@ -26,7 +26,9 @@ READOUTS = ("interpolated", "logged")
 #: which clock a method other than the reference is read on at the matched step: "simulator" (every method at
 #: steps_scale x the reference's length, as every run before 2026-12-06) or "trainer" (each at that step x
 #: ``fadesim.theory.step_size.trainer_clock``: where the simulator has moved it as far, relative to the reference, as
-#: a trainer's Adam on shared weights does; the sharpen task under per-entry adam, at the matched step only)
+#: a trainer's Adam on shared weights does, with noise filling its normaliser; the sharpen task under per-entry adam,
+#: at the matched step only) or "noise" (the same at the setting's published rollouts a step, from noise-dominated to
+#: signal-dominated: ``noise_clock``; the default family's since 2026-12-06)
 CLOCKS = ("simulator", "trainer", "noise")
 
 
