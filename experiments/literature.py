@@ -21,9 +21,9 @@ sharpening" and "The stratified split"; paper_figures/literature/README.md, "Rea
 the matched step x its noise-scale clock at its setting's published batch (``--clock noise``, ``--noise-scale`` rho
 = 1; the batches from ``--training``, a setting without a row on the simulator's clock;
 paper_figures/trainer_clock/README.md, "A clock that knows the batch"). ``--task`` another family drops the
-sharpen-only settings and the clock (as do another optimizer and ``--match pass@1``); 0 turns ``--prompts-per-step`` (every prompt), ``--eval-prompts`` (trained
-prompts) or ``--reach-samples`` (the skill reaches every prompt, the family before 2026-12-06) off;
-``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
+sharpen-only settings and the clock (as do another optimizer and ``--match pass@1``); 0 turns ``--prompts-per-step``
+(every prompt), ``--eval-prompts`` (trained prompts) or ``--reach-samples`` (the skill reaches every prompt, the family
+before 2026-12-06) off; ``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
 
     python experiments/literature.py                                    # --quick: 8 seeds, about a minute
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure
@@ -177,7 +177,8 @@ def describe_run(settings: ProtocolSettings) -> str:
     """A run's task, optimizer, seeds, match and clock in words, in brackets: the header line's and the figure's title."""
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
-    clock = {"simulator": "", "trainer": ", each method read at that step x its trainer clock (fadesim.theory.step_size)",
+    clock = {"simulator": "",
+             "trainer": ", each method read at that step x its trainer clock (fadesim.theory.step_size)",
              "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
                       f"{settings.noise_scale:g} (fadesim.theory.step_size.noise_clock)"}[settings.clock]
     return (f"[{describe_task(settings)}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
@@ -272,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     settings, suffix, args = parse_settings(
         __doc__, QUICK, FULL, argv, ROOT, "literature", zero_allowed=("prompts_per_step", "eval_prompts", "reach_samples"),
         implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags,
-                                                 flags.get("optimizer", preset.optimizer), flags.get("match", preset.match)))
+                                                 flags.get("optimizer", preset.optimizer),
+                                                 flags.get("match", preset.match)))
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
         training = load_training(settings.training)

@@ -202,7 +202,8 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
                             str(tmp_path / "f"), "--no-figures"]) == 0
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
-    # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill) and clock
+    # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill)
+    # and its clock
     assert (tmp_path / "f" / "literature_bandit_interp_adam_quick.csv").exists()
     # the default family with every prompt a step, pass@k on the trained prompts and the skill reaching every prompt:
     # 0 turns each off (not refused)
@@ -300,7 +301,8 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     counts = signs.groupby("config").agree.agg(["sum", "size"])
     assert list(counts["sum"]) == list(table.agree) and list(counts["size"]) == list(table.total)
     assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
-    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv"), table)
+    pd.testing.assert_frame_equal(
+        pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv"), table)
     with pytest.raises(SystemExit) as err:
         literature.main([*argv[:-1], "bandit:nope"])
     assert err.value.code == 2

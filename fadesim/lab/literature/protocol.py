@@ -100,8 +100,8 @@ class ProtocolSettings:
             raise ValueError(f"noise_scale must be a positive number; got {self.noise_scale!r}")
         if self.clock in ("trainer", "noise") and not clocked(self.task, self.optimizer, self.match):
             raise ValueError(f"the {self.clock} clock compares per-entry Adam on the sharpen task's shared directions "
-                             "with a trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs task "
-                             f"'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
+                             "with a trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs "
+                             f"task 'sharpen', optimizer 'adam' and match 'step'; got task {self.task!r}, optimizer "
                              f"{self.optimizer!r}, match {self.match!r}")
         if self.engine == "first_order" and self.floor_sharpness:
             raise ValueError("the first_order engine follows the unconstrained mean-field path; floor_sharpness "
