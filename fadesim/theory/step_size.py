@@ -175,6 +175,14 @@ def direction_parts(task: Sharpen, advantage: str, G: int, *, params: Mapping[st
     return DirectionParts(mu=float(mean), power=float(mean * mean + var), advantage_power=q)
 
 
+def check_noise_scale(noise_scale: Any) -> None:
+    """Refuse a noise scale rho that is not a positive finite number (``noise_clock``; the protocol's settings check
+    theirs here too, before any run)."""
+    if not (isinstance(noise_scale, (int, float)) and not isinstance(noise_scale, bool) and np.isfinite(noise_scale)
+            and noise_scale > 0):
+        raise ValueError(f"noise_scale must be a positive number; got {noise_scale!r}")
+
+
 def noise_clock(task: Sharpen, advantage: str, G: int, rollouts_per_step: float | None, noise_scale: float = 1.0, *,
                 reference: str = "grpo", params: Mapping[str, Any] | None = None,
                 reference_params: Mapping[str, Any] | None = None, signals: Mapping[str, Any] | None = None,
@@ -197,9 +205,7 @@ def noise_clock(task: Sharpen, advantage: str, G: int, rollouts_per_step: float 
     if rollouts_per_step is not None and not (np.isfinite(rollouts_per_step) and rollouts_per_step > 0):
         raise ValueError(f"rollouts_per_step must be a positive number (or None: the noise-dominated limit); got "
                          f"{rollouts_per_step!r}")
-    if not (isinstance(noise_scale, (int, float)) and not isinstance(noise_scale, bool) and np.isfinite(noise_scale)
-            and noise_scale > 0):
-        raise ValueError(f"noise_scale must be a positive number; got {noise_scale!r}")
+    check_noise_scale(noise_scale)
     a = direction_parts(task, advantage, G, params=params, signals=signals, prompts_per_step=prompts_per_step)
     r = direction_parts(task, reference, G, params=reference_params, signals=signals, prompts_per_step=prompts_per_step)
     if rollouts_per_step is None:  # noise only: the trainer clock

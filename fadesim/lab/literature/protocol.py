@@ -3,7 +3,6 @@ calibrated task, the length match and the scored result of one setting."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -95,9 +94,9 @@ class ProtocolSettings:
             raise ValueError(f"engine must be one of {', '.join(ENGINES)}; got {self.engine!r}")
         if self.clock not in CLOCKS:
             raise ValueError(f"clock must be one of {', '.join(CLOCKS)}; got {self.clock!r}")
-        if not (isinstance(self.noise_scale, (int, float)) and not isinstance(self.noise_scale, bool)
-                and math.isfinite(self.noise_scale) and self.noise_scale > 0):
-            raise ValueError(f"noise_scale must be a positive number; got {self.noise_scale!r}")
+        from fadesim.theory.step_size import check_noise_scale
+
+        check_noise_scale(self.noise_scale)
         if self.clock in ("trainer", "noise") and not clocked(self.task, self.optimizer, self.match):
             raise ValueError(f"the {self.clock} clock compares per-entry Adam on the sharpen task's shared directions "
                              "with a trainer's Adam, at the matched step (at matched pass@1 no clock enters): it needs "
