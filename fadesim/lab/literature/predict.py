@@ -118,7 +118,8 @@ def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> 
     gain = (post - base.reindex(post.index)).dropna()
     out = {"k": (float(curves.k.min()), float(curves.k.max())), "base pass@1": (float(base.min()), float(base.max())),
            "pass@1 gain": (float(gain.min()), float(gain.max()))}
-    batches = [n for setting, n in (training or {}).items() if setting in set(curves.setting)]
+    published = set(curves.setting)
+    batches = [n for setting, n in (training or {}).items() if setting in published]
     if batches:
         out["rollouts a step"] = (float(min(batches)), float(max(batches)))
     return out
