@@ -4,6 +4,7 @@ real model by the same command that scores it on the published runs::
 
     python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods,training}.csv
     python experiments/real_model_curves.py --clock    # every checkpoint at its multiple: smollm2_clock_*.csv
+    python experiments/real_model_curves.py --beside   # the paper experiment + the arms measured beside it
     python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
         --methods paper_figures/real_model/smollm2_methods.csv --training paper_figures/real_model/smollm2_training.csv
 
@@ -65,14 +66,17 @@ def training(curves: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(curves, methods) of the three settings (module docstring), from the committed measured files in ``folder``.
     ``clock``: instead, every checkpoint of each design, the first at 1x (where GRPO's pass@1 fixes the simulated
     length) and each later one at its multiple of it (steps 12 and 24 of the earlier designs at 1x and 2x; 12, 24, 36
-    and 48 of the paper experiment at 1x .. 4x): one calibration predicting 2x, 3x and 4x the training."""
+    and 48 of the paper experiment at 1x .. 4x): one calibration predicting 2x, 3x and 4x the training.
+    ``beside``: the paper experiment's setting alone, with the arms measured beside it under its settings and seeds
+    (``real_model_beside_measured.csv``, ``experiments/real_model_beside.py``) added to its arms."""
     curves, methods = [], []
-    for name, setting, step in (("real_model_measured.csv", "SmolLM2-135M / sums (issue 27), step 24", 24),
-                                ("real_model_prefilled_measured.csv", "SmolLM2-135M / sums prefilled, step 24", 24)):
+    earlier = (("real_model_measured.csv", "SmolLM2-135M / sums (issue 27), step 24", 24),
+               ("real_model_prefilled_measured.csv", "SmolLM2-135M / sums prefilled, step 24", 24))
+    for name, setting, step in () if beside else earlier:
         steps = {12: 1, 24: 2} if clock else {step: 1}
         c, m = literature_files(pd.read_csv(folder / name), setting.replace("step 24", "steps 12-24") if clock
                                 else setting, steps, SOURCE)
@@ -80,6 +84,13 @@ def export(folder: Path = FOLDER, clock: bool = False) -> tuple[pd.DataFrame, pd
         methods.append(m)
     paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
     paper = paper[paper.method.isin(("base", *PAPER_STATICS, PAPER_FADE))]
+    if beside:
+        extra = _long(pd.read_csv(folder / "real_model_beside_measured.csv"))
+        if not extra[extra.method == "base"].set_index("k").pass_at_k.equals(
+                paper[paper.method == "base"].set_index("k").pass_at_k):
+            raise ValueError("real_model_beside_measured.csv was scored against another base than the paper "
+                             "experiment's; its arms do not belong to that setting")
+        paper = pd.concat([paper, extra[extra.method != "base"]], ignore_index=True)
     steps = {12: 1, 24: 2, 36: 3, 48: 4} if clock else {48: 1}
     c, m = literature_files(paper, f"SmolLM2-135M / paper experiment, {'steps 12-48' if clock else 'step 48'}", steps,
                             SOURCE)
@@ -98,10 +109,12 @@ def main(argv: list[str] | None = None) -> int:
                     help="folder for smollm2_curves.csv, smollm2_methods.csv and smollm2_training.csv")
     ap.add_argument("--clock", action="store_true",
                     help="every checkpoint at its multiple of the first (smollm2_clock_{curves,methods}.csv)")
+    ap.add_argument("--beside", action="store_true",
+                    help="the paper experiment with the arms measured beside it (smollm2_beside[_clock]_*.csv)")
     args = ap.parse_args(argv)
-    curves, methods = export(clock=args.clock)
+    curves, methods = export(clock=args.clock, beside=args.beside)
     out = Path(args.out)
-    name = "smollm2_clock" if args.clock else "smollm2"
+    name = "smollm2" + "_beside" * args.beside + "_clock" * args.clock
     write_atomic(out / f"{name}_curves.csv", curves)
     write_atomic(out / f"{name}_methods.csv", methods)
     write_atomic(out / f"{name}_training.csv", training(curves))

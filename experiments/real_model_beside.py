@@ -1,0 +1,155 @@
+"""Advantages measured beside the paper experiment on SmolLM2 (issue 40): arms its design data lacked, trained under
+the paper preset's settings exactly (``real_model.PAPER``: the graded task, 8 prompts x 8 rollouts a step, AdamW lr
+1e-5, 48 steps, evaluated at steps 12, 24, 36 and 48) on the same seeds, so that each run pairs with the committed
+GRPO run of its seed (same prompts drawn at the first step, same evaluation questions and base measurement)::
+
+    python experiments/real_model_beside.py --phase train   # resumable; about 9 min a run on 2 cores
+    python experiments/real_model_beside.py --phase score   # real_model_beside_{steps,measured,paired}.csv
+    python experiments/real_model_beside.py --preset paper-quick --out /tmp/beside   # the pipeline, tiny GPT-2
+
+The runs are result units under the paper experiment's own unit specification (``real_model.run_specs``), so a run
+here is the run ``real_model.py --preset paper`` would have made of the same arm. The score phase writes the runs'
+evaluations (``real_model.eval_table``: pass@k, pass@1_hard, entropy, margin, weight geometry) and step rows beside
+the paper experiment's files, checks that the base it measures is the one the paper's committed runs were scored
+against, and prints each arm's paired difference from GRPO (same seed) at every evaluation, with its 95% t interval
+over the seeds. ``experiments/real_model_curves.py --beside`` then puts the arms into the literature protocol's schema
+beside the paper experiment's, for ``experiments/literature.py`` to score.
+
+The prediction for each arm is the literature protocol's (``fadesim predict``), committed before its runs; the
+design's README (``paper_figures/real_model/README.md``) holds the prediction and the outcome.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+from real_model import (PAPER, PRESETS, _train_units, base_counts, eval_table,  # noqa: E402
+                        parse_advantages, run_specs)
+
+from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.lab.stats import ci95_t  # noqa: E402
+
+#: the arms measured beside the paper experiment: RS-GRPO at its paper's beta (arXiv 2509.24261; the registry default)
+DEFAULT_ARMS = "risk_sensitive:beta=2"
+#: what the paired table reports (each arm minus GRPO of the same seed), besides pass@k at the largest k measured;
+#: a metric the preset does not measure (pass@8 with 4 samples) is left out
+PAIRED = ("pass@1", "pass@2", "pass@8", "pass@1_hard", "entropy", "weight_distance")
+
+
+def arms(text: str, preset: str) -> list[tuple[str, str, dict]]:
+    """The arms to train: parsed entries, none of them the paper experiment's own (those are measured already)."""
+    s = PRESETS[preset]
+    out = parse_advantages(text)
+    taken = {label for label, _, _ in s.arms()}
+    twice = [label for label, _, _ in out if label in taken]
+    if twice:
+        raise ValueError(f"real_model_beside: {', '.join(twice)} is already an arm of the paper experiment "
+                         f"(--preset {preset}); measure only arms it lacks")
+    if not out:
+        raise ValueError("real_model_beside: --advantages names no arm")
+    return out
+
+
+def paired(evals: pd.DataFrame, reference: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
+    """Each arm minus GRPO of the same seed at every evaluation step: mean and 95% t interval over the seeds both
+    hold (``reference``: the paper experiment's measured rows, GRPO's among them)."""
+    grpo = reference[reference.method == "grpo"].set_index(["seed", "step"])
+    top = max(int(c[5:]) for c in evals.columns if c.startswith("pass@") and c[5:].isdigit())
+    metrics = [m for m in (*PAIRED[:3], f"pass@{top}", *PAIRED[3:]) if m in evals.columns and m in grpo.columns]
+    metrics = list(dict.fromkeys(metrics))
+    rows = []
+    for label in labels:
+        run = evals[(evals.method == label) & (evals.step > 0)].set_index(["seed", "step"])
+        for step in sorted(run.index.get_level_values("step").unique()):
+            seeds = sorted(set(run.xs(step, level="step").index) & set(grpo.xs(step, level="step").index))
+            for metric in metrics:
+                diff = np.array([run.loc[(seed, step), metric] - grpo.loc[(seed, step), metric] for seed in seeds])
+                mean, half = ci95_t(diff)  # half-width inf for one seed
+                rows.append({"method": label, "step": int(step), "metric": metric, "seeds": len(diff),
+                             "arm": float(run.xs(step, level="step").loc[seeds, metric].mean()),
+                             "grpo": float(grpo.xs(step, level="step").loc[seeds, metric].mean()),
+                             "diff": mean, "lo": mean - half, "hi": mean + half})
+    return pd.DataFrame(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="paper",
+                    help="the paper experiment's settings the arms run under (default paper)")
+    ap.add_argument("--advantages", default=DEFAULT_ARMS, help=f"the arms (default {DEFAULT_ARMS})")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (default: the preset's seeds)")
+    ap.add_argument("--phase", choices=("all", "train", "score"), default="all")
+    ap.add_argument("--out", default=str(ROOT / "results" / "real_model_beside"), help="result folder (resumable)")
+    ap.add_argument("--figures", default=None,
+                    help="where the paper experiment's files are and these are written (default "
+                         "paper_figures/real_model for --preset paper, else OUT/figures)")
+    args = ap.parse_args(argv)
+    s = PRESETS[args.preset]
+    try:
+        chosen = arms(args.advantages, args.preset)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    seeds = range(s.seeds if args.seeds is None else args.seeds)
+    if not len(seeds):
+        print("real_model_beside: --seeds must be >= 1", file=sys.stderr)
+        return 2
+    out = Path(args.out) / args.preset
+    figures = Path(args.figures) if args.figures else (ROOT / "paper_figures" / "real_model" if s is PAPER
+                                                       else out / "figures")
+    figures.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out)
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
+    specs = run_specs(s, seeds, chosen)
+    try:
+        table = _train_units(s, store, out, specs, only_stored=args.phase == "score", desc="runs beside the paper's")
+    except FileNotFoundError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.phase == "train":
+        return 0
+    base = base_counts(s, store)
+    evals = eval_table(s, table, base)
+    reference_path = figures / s.file("measured.csv")
+    if reference_path.is_file():
+        reference = pd.read_csv(reference_path)
+        start = reference[reference.step == 0].iloc[0]
+        mine = evals[evals.step == 0].iloc[0]
+        columns = [c for c in evals.columns if c.startswith("pass@") or c in ("entropy", "margin", "length")]
+        if not np.allclose([mine[c] for c in columns], [start[c] for c in columns], rtol=1e-12, atol=0.0,
+                           equal_nan=True):
+            print(f"real_model_beside: the base measured now is not the one {reference_path} was scored against; "
+                  "these runs do not pair with the paper experiment's", file=sys.stderr)
+            return 2
+        pairs = paired(evals, reference, [label for label, _, _ in chosen])
+        write_atomic(figures / "real_model_beside_paired.csv", pairs)
+        show = pairs.assign(cell=[f"{a:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, d, lo, hi in
+                                  zip(pairs.arm, pairs["diff"], pairs.lo, pairs.hi)])
+        print("each arm (its difference from GRPO of the same seed, 95% t interval over the seeds):")
+        print(show.pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first",
+                               sort=False).to_string())
+    else:
+        print(f"real_model_beside: no paper experiment measured at {reference_path}; nothing to pair with",
+              file=sys.stderr)
+    write_atomic(figures / "real_model_beside_measured.csv", evals)
+    write_atomic(figures / "real_model_beside_steps.csv",
+                 table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"]))
+    print(f"wrote {figures / 'real_model_beside_measured.csv'} and _steps.csv ({len(specs)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
