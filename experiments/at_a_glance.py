@@ -217,9 +217,30 @@ def paper_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def beside_rows() -> list[tuple[str, str, str]]:
+    """Each arm measured beside the paper experiment (experiments/real_model_beside.py), once its paired table is
+    committed: its difference from GRPO of the same seed at the last evaluation, with the 95% t interval."""
+    path = FIGURES / "real_model" / "real_model_beside_paired.csv"
+    if not path.is_file():
+        return []
+    paired = pd.read_csv(path)
+    rows = []
+    for method, part in paired.groupby("method", sort=False):
+        last = part[part.step == part.step.max()].set_index("metric")
+        top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
+        cells = [f"{m} {last.loc[m, 'arm']:.3f} against {last.loc[m, 'grpo']:.3f} ({last.loc[m, 'diff']:+.3f}, "
+                 f"{last.loc[m, 'lo']:+.3f} to {last.loc[m, 'hi']:+.3f})" for m in ("pass@1", top, "entropy",
+                                                                                     "weight_distance")]
+        rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} beside GRPO (the paper "
+                     "experiment's settings and seeds)?",
+                     f"at matched step {int(last.step.iloc[0])}, {int(last.seeds.max())} paired seeds, difference and 95% "
+                     "interval: " + "; ".join(cells), "[real_model](paper_figures/real_model/README.md)"))
+    return rows
+
+
 def table(relative_to: Path) -> str:
     """The Markdown block, links relative to the README's folder."""
-    rows = [f() for f in ROWS] + paper_rows()
+    rows = [f() for f in ROWS] + paper_rows() + beside_rows()
     lines = [START, "| question | at a glance (every number from the named folder's committed tables) | where |",
              "|---|---|---|"]
     for question, answer, link in rows:

@@ -3,7 +3,7 @@ the paper preset's settings exactly (``real_model.PAPER``: the graded task, 8 pr
 1e-5, 48 steps, evaluated at steps 12, 24, 36 and 48) on the same seeds, so that each run pairs with the committed
 GRPO run of its seed (same prompts drawn at the first step, same evaluation questions and base measurement)::
 
-    python experiments/real_model_beside.py --phase train   # resumable; about 9 min a run on 2 cores
+    python experiments/real_model_beside.py --phase train   # resumable; about 10 min a run on 2 cores
     python experiments/real_model_beside.py --phase score   # real_model_beside_{steps,measured,paired}.csv
     python experiments/real_model_beside.py --preset paper-quick --out /tmp/beside   # the pipeline, tiny GPT-2
 
@@ -40,7 +40,9 @@ from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: the arms measured beside the paper experiment: RS-GRPO at its paper's beta (arXiv 2509.24261; the registry default)
-DEFAULT_ARMS = "risk_sensitive:beta=2"
+#: and Dr. GRPO (arXiv 2503.20783), RS's beta -> 0 limit, which separates its risk-seeking from its missing std
+#: normalisation. The score phase writes the files of the arms it is given: score them together
+DEFAULT_ARMS = "risk_sensitive:beta=2,dr_grpo"
 #: what the paired table reports (each arm minus GRPO of the same seed), besides pass@k at the largest k measured;
 #: a metric the preset does not measure (pass@8 with 4 samples) is left out
 PAIRED = ("pass@1", "pass@2", "pass@8", "pass@1_hard", "entropy", "weight_distance")

@@ -51,7 +51,8 @@ def test_the_paired_difference_is_taken_seed_by_seed_with_a_t_interval():
 
 def test_the_pipeline_on_the_tiny_model_pairs_only_with_a_paper_run_on_the_same_base(tmp_path, capsys):
     out, figures = tmp_path / "out", tmp_path / "figures"
-    base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2"]
+    base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2",
+            "--advantages", "risk_sensitive:beta=2"]
     assert real_model_beside.main([*base, "--phase", "score"]) == 2  # nothing trained yet: scoring refuses
     assert real_model_beside.main([*base, "--phase", "train"]) == 0
     assert real_model_beside.main([*base, "--phase", "score"]) == 0  # no paper experiment there: nothing paired
