@@ -58,3 +58,39 @@ def test_the_clock_export_reads_every_checkpoint_at_its_multiple(tmp_path):
         value = paper[(paper.method == method) & (paper.k == 1)].pass_at_k.item()
         rows = measured[(measured.method == "grpo") & (measured.step == step)]["pass@1"]
         assert value == pytest.approx(rows.mean(), rel=1e-12)
+
+
+def test_the_beside_export_adds_the_arms_measured_beside_the_paper_experiment(tmp_path):
+    """--beside: the paper setting alone, its arms and the arms measured beside it under its settings and seeds
+    (experiments/real_model_beside.py), each the mean over its seeds at step 48, on the paper's own base."""
+    assert real_model_curves.main(["--out", str(tmp_path), "--beside"]) == 0
+    for name in ("smollm2_beside_curves.csv", "smollm2_beside_methods.csv", "smollm2_beside_training.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(real_model_curves.FOLDER / name))
+    curves = load_curves(tmp_path / "smollm2_beside_curves.csv")
+    methods = load_methods(tmp_path / "smollm2_beside_methods.csv")
+    assert list(curves.setting.unique()) == ["SmolLM2-135M / paper experiment, step 48"]
+    assert load_training(tmp_path / "smollm2_beside_training.csv") == {curves.setting.iloc[0]: 64}
+    beside = pd.read_csv(real_model_curves.FOLDER / "real_model_beside_measured.csv")
+    paper = pd.read_csv(real_model_curves.FOLDER / "real_model_paper_measured.csv")
+    table = curves.set_index(["method", "k"]).pass_at_k
+    for label in beside.method.unique():
+        rows = beside[(beside.method == label) & (beside.step == 48)]
+        assert len(rows) == 4 and methods[f"{label}@48"].steps_scale == 1
+        for k in (1, 8, 64):
+            assert table[(f"{label}@48", k)] == pytest.approx(rows[f"pass@{k}"].mean(), rel=1e-12)
+    assert methods["risk_sensitive:beta=2@48"].advantage == "risk_sensitive"
+    assert methods["risk_sensitive:beta=2@48"].params == {"beta": 2}
+    # every paper arm is there as in the plain export, and the base is the paper experiment's
+    plain = load_methods(real_model_curves.FOLDER / "smollm2_methods.csv")
+    assert {m for m in plain if m.endswith("@48") or m == "GRPO"} <= set(methods)
+    assert table[("base", 64)] == paper[paper.step == 0]["pass@64"].iloc[0]
+
+
+def test_the_beside_export_refuses_arms_scored_on_another_base(tmp_path):
+    for name in ("real_model_paper_measured.csv", "real_model_beside_measured.csv"):
+        (tmp_path / name).write_bytes((real_model_curves.FOLDER / name).read_bytes())
+    beside = pd.read_csv(tmp_path / "real_model_beside_measured.csv")
+    beside.loc[beside.step == 0, "pass@4"] += 0.01
+    beside.to_csv(tmp_path / "real_model_beside_measured.csv", index=False)
+    with pytest.raises(ValueError, match="another base"):
+        real_model_curves.export(tmp_path, beside=True)
