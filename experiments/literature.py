@@ -275,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         implied=lambda preset, flags: implied_by(flags.get("task", preset.task), flags,
                                                  flags.get("optimizer", preset.optimizer),
                                                  flags.get("match", preset.match)))
+    if (not settings.tag and Path(settings.curves).resolve() != Path(CURVES).resolve()
+            and Path(args.figures).resolve() == (ROOT / "paper_figures" / "literature").resolve()):
+        # a file's stem names the family, not the curves: other curves would write over the shipped settings' files
+        print(f"literature.py: error: --curves {settings.curves} is not the shipped curves file, and without --tag its "
+              f"results would take the shipped run's file names in {args.figures} and overwrite them; give --tag NAME "
+              "(e.g. smollm2 for paper_figures/real_model/smollm2_curves.csv) or --figures DIR", file=sys.stderr)
+        return 2
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
         training = load_training(settings.training)

@@ -555,3 +555,24 @@ def test_a_panel_of_many_methods_gets_its_legend_beside_it(tmp_path):
     (w8, h8), (w9, h9) = drawn(8), drawn(9)
     assert h9 > 1.5 * h8 and w9 < w8  # two panels one above the other, not side by side
     assert w9 > 0.6 * w8  # and the panel is widened for the legend beside it
+
+
+def test_other_curves_without_a_tag_are_refused_before_they_overwrite_the_shipped_runs_files(tmp_path, capsys):
+    """The file stem names the family, not the curves: other curves written to paper_figures/literature without
+    --tag would take the shipped run's names. Refused before anything runs (--figures elsewhere, as the other tests
+    give, is not refused)."""
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import literature
+
+    curves, methods = _hand_setting(tmp_path)
+    folder = ROOT / "paper_figures" / "literature"
+    before = {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()}
+    assert literature.main(["--curves", str(curves), "--methods", str(methods), "--full"]) == 2
+    assert "give --tag NAME" in capsys.readouterr().err
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir() if p.is_file()} == before
+    # the shipped curves named explicitly are not "other curves" (the guard compares the file, not the flag), checked
+    # without running anything: past the guard, the bad methods file is what stops it
+    bad = _write(tmp_path, "bad.csv", METHODS_HEADER + "GRPO,no_such,{},1\n")
+    assert literature.main(["--curves", str(ROOT / "fadesim" / "data" / "literature" / "curves.csv"), "--methods",
+                            str(bad)]) == 2
+    assert "unknown advantage 'no_such'" in capsys.readouterr().err
