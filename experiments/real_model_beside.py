@@ -13,7 +13,9 @@ evaluations (``real_model.eval_table``: pass@k, pass@1_hard, entropy, margin, we
 the paper experiment's files, checks that the base it measures is the one the paper's committed runs were scored
 against, and prints each arm's paired difference from GRPO (same seed) at every evaluation, with its 95% t interval
 over the seeds. ``experiments/real_model_curves.py --beside`` then puts the arms into the literature protocol's schema
-beside the paper experiment's, for ``experiments/literature.py`` to score.
+beside the paper experiment's, for ``experiments/literature.py`` to score. An arm scored now replaces its own rows in
+those files and leaves the other arms' rows as they are (where they were scored on the same base), so an arm added
+later is scored on its own without retraining the ones before it.
 
 The prediction for each arm is the literature protocol's (``fadesim predict``), committed before its runs; the
 design's README (``paper_figures/real_model/README.md``) holds the prediction and the outcome.
@@ -41,7 +43,8 @@ from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: the arms measured beside the paper experiment: RS-GRPO at its paper's beta (arXiv 2509.24261; the registry default)
 #: and Dr. GRPO (arXiv 2503.20783), RS's beta -> 0 limit, which separates its risk-seeking from its missing std
-#: normalisation. The score phase writes the files of the arms it is given: score them together
+#: normalisation. The score phase writes the rows of the arms it is given and keeps those of the other arms already in
+#: the files (scored on the same base; their units may be gone, the committed files are their record)
 DEFAULT_ARMS = "risk_sensitive:beta=2,dr_grpo"
 #: what the paired table reports (each arm minus GRPO of the same seed), besides pass@k at the largest k measured;
 #: a metric the preset does not measure (pass@8 with 4 samples) is left out
@@ -82,6 +85,30 @@ def paired(evals: pd.DataFrame, reference: pd.DataFrame, labels: list[str]) -> p
                              "grpo": float(grpo.xs(step, level="step").loc[seeds, metric].mean()),
                              "diff": mean, "lo": mean - half, "hi": mean + half})
     return pd.DataFrame(rows)
+
+
+def kept(path: Path, new: pd.DataFrame) -> pd.DataFrame:
+    """``new`` with the rows of the arms it does not hold kept from the file already at ``path``: an arm scored on
+    another day stays in the files (its units may be gone; the committed file is its record) and one scored now
+    replaces its own rows. Kept arms must have been scored on the same base: where the file's base rows (step 0) of a
+    seed differ from the ones measured now, it raises instead of mixing two bases in one file."""
+    if not path.is_file():
+        return new
+    old = pd.read_csv(path)
+    old = old[~old.method.isin(set(new.method))]
+    if old.empty:
+        return new
+    if "step" in new.columns and (new.step == 0).any() and (old.step == 0).any():
+        mine = new[new.step == 0].groupby("seed").first()
+        columns = [c for c in mine.columns if c.startswith("pass@") or c in ("entropy", "margin", "length")]
+        for method, rows in old[old.step == 0].groupby("method"):
+            theirs = rows.set_index("seed")
+            seeds = sorted(set(theirs.index) & set(mine.index))
+            if not np.allclose(theirs.loc[seeds, columns].to_numpy(float), mine.loc[seeds, columns].to_numpy(float),
+                               rtol=1e-12, atol=0.0, equal_nan=True):
+                raise ValueError(f"real_model_beside: {path} holds {method} scored on another base than the one "
+                                 "measured now; score the arms together or move the file")
+    return pd.concat([old, new], ignore_index=True)[list(dict.fromkeys([*new.columns, *old.columns]))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,6 +152,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     base = base_counts(s, store)
     evals = eval_table(s, table, base)
+    steps = table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"])
+    try:  # the arms not scored now stay in the files, if they were scored on this base
+        measured = kept(figures / "real_model_beside_measured.csv", evals)
+        steps = kept(figures / "real_model_beside_steps.csv", steps)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
     reference_path = figures / s.file("measured.csv")
     if reference_path.is_file():
         reference = pd.read_csv(reference_path)
@@ -137,6 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                   "these runs do not pair with the paper experiment's", file=sys.stderr)
             return 2
         pairs = paired(evals, reference, [label for label, _, _ in chosen])
+        pairs = kept(figures / "real_model_beside_paired.csv", pairs)
         write_atomic(figures / "real_model_beside_paired.csv", pairs)
         show = pairs.assign(cell=[f"{a:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, d, lo, hi in
                                   zip(pairs.arm, pairs["diff"], pairs.lo, pairs.hi)])
@@ -146,10 +181,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"real_model_beside: no paper experiment measured at {reference_path}; nothing to pair with",
               file=sys.stderr)
-    write_atomic(figures / "real_model_beside_measured.csv", evals)
-    write_atomic(figures / "real_model_beside_steps.csv",
-                 table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"]))
-    print(f"wrote {figures / 'real_model_beside_measured.csv'} and _steps.csv ({len(specs)} runs)")
+    write_atomic(figures / "real_model_beside_measured.csv", measured)
+    write_atomic(figures / "real_model_beside_steps.csv", steps)
+    print(f"wrote {figures / 'real_model_beside_measured.csv'} and _steps.csv ({len(specs)} runs scored now)")
     return 0
 
 

@@ -49,6 +49,26 @@ def test_the_paired_difference_is_taken_seed_by_seed_with_a_t_interval():
     assert out.loc["pass@64", "diff"] == pytest.approx(diff.mean())  # the largest k measured is reported
 
 
+def test_scoring_one_arm_keeps_the_other_arms_rows_only_where_they_share_its_base(tmp_path):
+    path = tmp_path / "real_model_beside_measured.csv"
+    rs = _rows("rs", {(0, 0): 0.1, (1, 0): 0.2, (0, 12): 0.5, (1, 12): 0.6})
+    dr = _rows("dr", {(0, 0): 0.1, (1, 0): 0.2, (0, 12): 0.4, (1, 12): 0.7})
+    assert real_model_beside.kept(path, rs).equals(rs)  # no file yet: what is scored now
+    rs.to_csv(path, index=False)
+    both = real_model_beside.kept(path, dr)
+    assert sorted(set(both.method)) == ["dr", "rs"] and len(both) == 8
+    assert both[both.method == "rs"]["pass@1"].tolist() == [0.1, 0.2, 0.5, 0.6]
+    both.to_csv(path, index=False)
+    # rescoring an arm replaces its rows, never duplicates them
+    again = real_model_beside.kept(path, dr.assign(**{"pass@1": dr["pass@1"].where(dr.step == 0, 0.9)}))
+    assert len(again) == 8 and (again[(again.method == "dr") & (again.step == 12)]["pass@1"] == 0.9).all()
+    # another base under the kept arm: refused, not mixed
+    other = _rows("dr", {(0, 0): 0.1, (1, 0): 0.25, (0, 12): 0.4, (1, 12): 0.7})
+    rs.to_csv(path, index=False)
+    with pytest.raises(ValueError, match="rs scored on another base"):
+        real_model_beside.kept(path, other)
+
+
 def test_the_pipeline_on_the_tiny_model_pairs_only_with_a_paper_run_on_the_same_base(tmp_path, capsys):
     out, figures = tmp_path / "out", tmp_path / "figures"
     base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2",
