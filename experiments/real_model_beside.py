@@ -43,9 +43,10 @@ from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: the arms measured beside the paper experiment: RS-GRPO at its paper's beta (arXiv 2509.24261; the registry default)
 #: and Dr. GRPO (arXiv 2503.20783), RS's beta -> 0 limit, which separates its risk-seeking from its missing std
-#: normalisation. The score phase writes the rows of the arms it is given and keeps those of the other arms already in
-#: the files (scored on the same base; their units may be gone, the committed files are their record)
-DEFAULT_ARMS = "risk_sensitive:beta=2,dr_grpo"
+#: normalisation, and the analytic pass@K advantage (arXiv 2508.10751, K = 4 of G = 8), built to trade pass@1 for
+#: pass@K. The score phase writes the rows of the arms it is given and keeps those of the other arms already in the
+#: files (scored on the same base; their units may be gone, the committed files are their record)
+DEFAULT_ARMS = "risk_sensitive:beta=2,dr_grpo,pass_at_k:K=4"
 #: what the paired table reports (each arm minus GRPO of the same seed), besides pass@k at the largest k measured;
 #: a metric the preset does not measure (pass@8 with 4 samples) is left out
 PAIRED = ("pass@1", "pass@2", "pass@8", "pass@1_hard", "entropy", "weight_distance")
