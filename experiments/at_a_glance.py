@@ -217,6 +217,12 @@ def paper_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def signed(x: float) -> str:
+    """``x`` to three decimals with its sign, or in two significant digits where three decimals would round it to
+    zero: an interval's end at -0.0003 reads -0.00028, not -0.000, which a reader takes for 0 (inside the interval)."""
+    return f"{x:+.3f}" if x == 0 or abs(x) >= 0.0005 else f"{x:+.2g}"
+
+
 def beside_rows() -> list[tuple[str, str, str]]:
     """Each arm measured beside the paper experiment (experiments/real_model_beside.py), once its paired table is
     committed: its difference from GRPO of the same seed at the last evaluation, with the 95% t interval."""
@@ -228,9 +234,9 @@ def beside_rows() -> list[tuple[str, str, str]]:
     for method, part in paired.groupby("method", sort=False):
         last = part[part.step == part.step.max()].set_index("metric")
         top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
-        cells = [f"{m} {last.loc[m, 'arm']:.3f} against {last.loc[m, 'grpo']:.3f} ({last.loc[m, 'diff']:+.3f}, "
-                 f"{last.loc[m, 'lo']:+.3f} to {last.loc[m, 'hi']:+.3f})" for m in ("pass@1", top, "entropy",
-                                                                                     "weight_distance")]
+        cells = [f"{m} {last.loc[m, 'arm']:.3f} against {last.loc[m, 'grpo']:.3f} ({signed(last.loc[m, 'diff'])}, "
+                 f"{signed(last.loc[m, 'lo'])} to {signed(last.loc[m, 'hi'])})" for m in ("pass@1", top, "entropy",
+                                                                                           "weight_distance")]
         rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} beside GRPO (the paper "
                      "experiment's settings and seeds)?",
                      f"at matched step {int(last.step.iloc[0])}, {int(last.seeds.max())} paired seeds, difference and 95% "

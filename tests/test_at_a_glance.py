@@ -35,6 +35,13 @@ def test_a_drifted_number_is_caught(tmp_path, monkeypatch, capsys):
     assert at_a_glance.main([]) == 0 and "270/308" in copies[1].read_text()  # rewritten from the tables
 
 
+def test_an_interval_end_near_zero_keeps_its_sign_and_its_size():
+    assert at_a_glance.signed(-0.000277) == "-0.00028"  # not "-0.000", which reads as touching 0
+    assert at_a_glance.signed(0.0004) == "+0.0004"
+    assert at_a_glance.signed(-0.0992) == "-0.099" and at_a_glance.signed(0.0005) == "+0.001"
+    assert at_a_glance.signed(0.0) == "+0.000"
+
+
 def test_the_top_readmes_are_a_page():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
     assert len((ROOT / "paper_figures" / "README.md").read_text().splitlines()) <= 150
