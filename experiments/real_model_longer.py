@@ -1,0 +1,148 @@
+"""The paper experiment's runs trained past its length on SmolLM2 (issue 40, training length): an arm (GRPO by
+default) under the paper preset's settings exactly (``real_model.PAPER``: the graded task, 8 prompts x 8 rollouts a
+step, AdamW lr 1e-5, the same seeds) but for ``LONG_STEPS`` steps, evaluated at the paper's last step and beyond
+(``LONG_EVAL_STEPS``), so that one calibration at the paper's length (step 48) is checked at 1.5x and 2x it::
+
+    python experiments/real_model_longer.py --phase train   # resumable; about 11 min a run on 2 cores
+    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time}.csv
+    python experiments/real_model_longer.py --preset paper-quick --out /tmp/longer   # the pipeline, tiny GPT-2
+
+Nothing in the bridge depends on the total number of steps (no learning-rate schedule; each step's rollouts are
+drawn with a seed of their own step, an evaluation with a generator of its own), so a run's first 48 steps are the
+paper experiment's run of the same seed: the score phase says how far its step-48 evaluation is from the committed
+one (``real_model_paper_measured.csv``), and takes every later evaluation's difference from step 48 within each seed,
+with its 95% t interval over the seeds (``time``). The prediction (``fadesim predict`` at 1.5x and 2x the length
+matched at step 48) is committed before the runs, in the design's README (``paper_figures/real_model/README.md``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+from real_model import (PAPER, PAPER_QUICK, _train_units, base_counts, eval_table,  # noqa: E402
+                        parse_advantages, run_specs)
+
+from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.lab.stats import ci95_t  # noqa: E402
+
+#: twice the paper experiment's 48 steps, evaluated at its last step (the calibration) and at 1.5x and 2x it
+LONG_STEPS, LONG_EVAL_STEPS = 96, "48,72,96"
+PRESETS = {"paper": dataclasses.replace(PAPER, steps=LONG_STEPS, eval_steps=LONG_EVAL_STEPS, tag="paperlonger"),
+           "paper-quick": dataclasses.replace(PAPER_QUICK, steps=8, eval_steps="4,6,8", tag="paperquicklonger")}
+#: the paper preset each one extends (its committed measured file is what step 48 is compared with)
+SHORT = {"paper": PAPER, "paper-quick": PAPER_QUICK}
+#: what the time table reports, besides pass@k at every k measured
+METRICS = ("pass@1_hard", "entropy", "margin", "weight_distance")
+
+
+def over_time(evals: pd.DataFrame, start: int) -> pd.DataFrame:
+    """Each arm's change from step ``start`` at every later evaluation, seed by seed: mean and 95% t interval over the
+    seeds that hold both steps (the same run at two lengths, so the pair is within a seed)."""
+    ks = sorted((c for c in evals.columns if c.startswith("pass@") and c[5:].isdigit()), key=lambda c: int(c[5:]))
+    metrics = [*ks, *(m for m in METRICS if m in evals.columns)]
+    rows = []
+    for method, run in evals.groupby("method", sort=False):
+        run = run.set_index(["seed", "step"])
+        first = run.xs(start, level="step") if start in run.index.get_level_values("step") else None
+        if first is None:
+            raise ValueError(f"real_model_longer: {method} has no evaluation at step {start}")
+        for step in sorted(s for s in run.index.get_level_values("step").unique() if s > start):
+            later = run.xs(step, level="step")
+            seeds = sorted(set(later.index) & set(first.index))
+            for metric in metrics:
+                diff = (later.loc[seeds, metric] - first.loc[seeds, metric]).to_numpy(float)
+                mean, half = ci95_t(diff)
+                rows.append({"method": method, "step": int(step), "from": start, "metric": metric,
+                             "seeds": len(seeds), "value": float(later.loc[seeds, metric].mean()),
+                             "start": float(first.loc[seeds, metric].mean()), "diff": mean, "lo": mean - half,
+                             "hi": mean + half})
+    return pd.DataFrame(rows)
+
+
+def reproduction(evals: pd.DataFrame, committed: pd.DataFrame, step: int) -> pd.DataFrame:
+    """Per method and seed held by both: the largest absolute difference over the pass@k columns, entropy and weight
+    distance between this run's evaluation at ``step`` and the committed shorter run's."""
+    columns = [c for c in evals.columns if (c.startswith("pass@") or c in ("entropy", "weight_distance"))
+               and c in committed.columns]
+    mine = evals[evals.step == step].set_index(["method", "seed"])
+    theirs = committed[committed.step == step].set_index(["method", "seed"])
+    both = sorted(set(mine.index) & set(theirs.index))
+    return pd.DataFrame([{"method": m, "seed": s, "max_abs_diff": float(np.max(np.abs(
+        mine.loc[(m, s), columns].to_numpy(float) - theirs.loc[(m, s), columns].to_numpy(float))))}
+        for m, s in both])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n".join(__doc__.splitlines()[1:]))
+    ap.add_argument("--preset", choices=sorted(PRESETS), default="paper")
+    ap.add_argument("--advantages", default="grpo", help="the arms (default grpo)")
+    ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (default: the preset's seeds)")
+    ap.add_argument("--phase", choices=("all", "train", "score"), default="all")
+    ap.add_argument("--out", default=str(ROOT / "results" / "real_model_longer"), help="result folder (resumable)")
+    ap.add_argument("--figures", default=None, help="where the shorter runs' files are and these are written "
+                    "(default paper_figures/real_model for --preset paper, else OUT/figures)")
+    args = ap.parse_args(argv)
+    s, short = PRESETS[args.preset], SHORT[args.preset]
+    try:
+        chosen = parse_advantages(args.advantages)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    seeds = range(s.seeds if args.seeds is None else args.seeds)
+    if not chosen or not len(seeds):
+        print("real_model_longer: --advantages and --seeds must name at least one arm and one seed", file=sys.stderr)
+        return 2
+    out = Path(args.out) / args.preset
+    figures = Path(args.figures) if args.figures else (ROOT / "paper_figures" / "real_model" if short is PAPER
+                                                       else out / "figures")
+    figures.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(out)
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
+    specs = run_specs(s, seeds, chosen)
+    try:
+        table = _train_units(s, store, out, specs, only_stored=args.phase == "score", desc="runs past the paper's")
+    except FileNotFoundError as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.phase == "train":
+        return 0
+    evals = eval_table(s, table, base_counts(s, store))
+    start = short.steps
+    time = over_time(evals[evals.step > 0], start)
+    committed_path = figures / short.file("measured.csv")
+    if committed_path.is_file():
+        same = reproduction(evals, pd.read_csv(committed_path), start)
+        if len(same):
+            print(f"step {start} against the committed {committed_path.name} (same arm, seed and first {start} "
+                  f"steps): largest absolute difference {same.max_abs_diff.max():.3g} over "
+                  f"{len(same)} runs")
+            time = time.assign(reproduced=float(same.max_abs_diff.max()))
+    write_atomic(figures / "real_model_longer_measured.csv", evals)
+    write_atomic(figures / "real_model_longer_steps.csv",
+                 table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"]))
+    write_atomic(figures / "real_model_longer_time.csv", time)
+    show = time.assign(cell=[f"{v:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for v, d, lo, hi in
+                             zip(time.value, time["diff"], time.lo, time.hi)])
+    print(f"each arm at a later step (its change from step {start} within each seed, 95% t interval over the seeds):")
+    print(show.pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first",
+                           sort=False).to_string())
+    print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(specs)} runs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""Runs trained past the paper experiment's length (experiments/real_model_longer.py): the change from the paper's
+last step is taken within each seed with a Student-t interval, and on the tiny GPT-2 (--preset paper-quick) a longer
+run's first steps are the shorter run's, evaluation for evaluation."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+import real_model  # noqa: E402 - scripts of experiments/, importable once that folder is on sys.path
+import real_model_longer  # noqa: E402
+
+pytestmark = pytest.mark.integration  # real_model imports the bridge's stack (transformers)
+
+
+def _evals(values):
+    """(seed, step) -> pass@1 as an evaluation table (pass@2 = pass@1 + 0.1, entropy = 1 - pass@1)."""
+    return pd.DataFrame([{"method": "grpo", "seed": seed, "step": step, "pass@1": v, "pass@2": v + 0.1,
+                          "entropy": 1 - v} for (seed, step), v in values.items()])
+
+
+def test_the_change_from_the_calibration_step_is_paired_within_each_seed():
+    evals = _evals({(0, 48): 0.70, (1, 48): 0.80, (2, 48): 0.75, (0, 96): 0.74, (1, 96): 0.81, (2, 96): 0.80,
+                    (3, 96): 0.99})  # seed 3 has no step 48: left out, not averaged into step 96
+    out = real_model_longer.over_time(evals, 48).set_index("metric")
+    assert set(out.step) == {96} and (out.seeds == 3).all() and set(out["from"]) == {48}
+    diff = np.array([0.04, 0.01, 0.05])
+    half = stats.t.ppf(0.975, 2) * diff.std(ddof=1) / np.sqrt(3)
+    assert out.loc["pass@1", "diff"] == pytest.approx(diff.mean())
+    assert (out.loc["pass@1", "lo"], out.loc["pass@1", "hi"]) == pytest.approx((diff.mean() - half,
+                                                                                diff.mean() + half))
+    assert out.loc["pass@1", "value"] == pytest.approx(np.mean([0.74, 0.81, 0.80]))
+    assert out.loc["pass@2", "diff"] == pytest.approx(diff.mean())
+    assert out.loc["entropy", "diff"] == pytest.approx(-diff.mean())
+    with pytest.raises(ValueError, match="no evaluation at step 24"):
+        real_model_longer.over_time(evals, 24)
+
+
+def test_the_reproduction_check_reports_the_largest_difference_of_each_run():
+    mine = _evals({(0, 48): 0.70, (1, 48): 0.80})
+    committed = _evals({(0, 48): 0.70, (1, 48): 0.78, (2, 48): 0.5})
+    out = real_model_longer.reproduction(mine, committed, 48).set_index("seed")
+    assert list(out.index) == [0, 1]
+    assert out.loc[0, "max_abs_diff"] == 0.0 and out.loc[1, "max_abs_diff"] == pytest.approx(0.02)
+
+
+def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_path, capsys):
+    out, figures = tmp_path / "out", tmp_path / "figures"
+    figures.mkdir()
+    base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2"]
+    assert real_model_longer.main([*base, "--phase", "score"]) == 2  # nothing trained yet: scoring refuses
+    # the shorter run of the same arm and seeds, as the paper experiment would have made it
+    short = real_model.PAPER_QUICK
+    store = real_model.ResultStore(tmp_path / "short")
+    table = real_model._train_units(short, store, tmp_path / "short", real_model.run_specs(
+        short, range(2), real_model.parse_advantages("grpo")), only_stored=False, desc="short")
+    real_model.eval_table(short, table, real_model.base_counts(short, store)).to_csv(
+        figures / short.file("measured.csv"), index=False)
+    assert real_model_longer.main([*base, "--phase", "all"]) == 0
+    printed = capsys.readouterr().out
+    assert "largest absolute difference 0 over 2 runs" in printed  # bit for bit on one machine
+    time = pd.read_csv(figures / "real_model_longer_time.csv")
+    assert sorted(time.step.unique()) == [6, 8] and set(time["from"]) == {4} and (time.seeds == 2).all()
+    assert (time.reproduced == 0.0).all()
+    measured = pd.read_csv(figures / "real_model_longer_measured.csv")
+    assert sorted(measured.step.unique()) == [0, 4, 6, 8]
+    steps = pd.read_csv(figures / "real_model_longer_steps.csv")
+    assert sorted(steps[steps.seed == 1].step) == list(range(1, 9))
