@@ -244,9 +244,31 @@ def beside_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def longer_rows() -> list[tuple[str, str, str]]:
+    """Each arm trained past the paper experiment's length (experiments/real_model_longer.py), once its time table is
+    committed: pass@1 and the largest k's pass@k at the last step, each with its change from the calibration step
+    within the seeds and the 95% t interval."""
+    path = FIGURES / "real_model" / "real_model_longer_time.csv"
+    if not path.is_file():
+        return []
+    time = pd.read_csv(path)
+    rows = []
+    for method, part in time.groupby("method", sort=False):
+        last = part[part.step == part.step.max()].set_index("metric")
+        top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
+        cells = [f"{m} {last.loc[m, 'start']:.3f} -> {last.loc[m, 'value']:.3f} ({signed(last.loc[m, 'diff'])}, "
+                 f"{signed(last.loc[m, 'lo'])} to {signed(last.loc[m, 'hi'])})" for m in ("pass@1", top, "entropy")]
+        start, step = int(last["from"].iloc[0]), int(last.step.iloc[0])
+        rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} from step {start} to {step} (the "
+                     "paper experiment's settings and seeds, trained past its length)?",
+                     f"{int(last.seeds.max())} seeds, change within each seed and 95% interval: " + "; ".join(cells),
+                     "[real_model](paper_figures/real_model/README.md)"))
+    return rows
+
+
 def table(relative_to: Path) -> str:
     """The Markdown block, links relative to the README's folder."""
-    rows = [f() for f in ROWS] + paper_rows() + beside_rows()
+    rows = [f() for f in ROWS] + paper_rows() + beside_rows() + longer_rows()
     lines = [START, "| question | at a glance (every number from the named folder's committed tables) | where |",
              "|---|---|---|"]
     for question, answer, link in rows:

@@ -42,6 +42,24 @@ def test_an_interval_end_near_zero_keeps_its_sign_and_its_size():
     assert at_a_glance.signed(0.0) == "+0.000"
 
 
+def test_a_longer_runs_row_reads_its_last_step_and_change_from_the_calibration(tmp_path, monkeypatch):
+    import pandas as pd
+
+    folder = tmp_path / "real_model"
+    folder.mkdir()
+    monkeypatch.setattr(at_a_glance, "FIGURES", tmp_path)
+    assert at_a_glance.longer_rows() == []  # nothing committed: no row
+    rows = [{"method": "grpo", "step": step, "from": 48, "metric": metric, "seeds": 4, "value": v, "start": s0,
+             "diff": v - s0, "lo": v - s0 - 0.01, "hi": v - s0 + 0.01}
+            for step in (72, 96) for metric, s0 in (("pass@1", 0.78), ("pass@64", 0.865), ("entropy", 0.376))
+            for v in [s0 + (0.02 if step == 96 else 0.01)]]
+    pd.DataFrame(rows).to_csv(folder / "real_model_longer_time.csv", index=False)
+    [(question, answer, link)] = at_a_glance.longer_rows()
+    assert "grpo from step 48 to 96" in question and answer.startswith("4 seeds")
+    assert "pass@1 0.780 -> 0.800 (+0.020, +0.010 to +0.030)" in answer
+    assert "pass@64 0.865 -> 0.885" in answer and "entropy 0.376 -> 0.396" in answer
+
+
 def test_the_top_readmes_are_a_page():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
     assert len((ROOT / "paper_figures" / "README.md").read_text().splitlines()) <= 150
