@@ -1443,15 +1443,41 @@ def paper_figures(s: Settings, evals: pd.DataFrame, steps: pd.DataFrame, pred: "
     return paths
 
 
+def use_threads() -> None:
+    """torch on every core unless OMP_NUM_THREADS says otherwise (e.g. the test suite's workers, one thread each; a
+    nested OpenMP list such as "4,2" gives its first level)."""
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
+
+
+def arms_runs(s: Settings, seeds: Any, arms: list[tuple[str, str, dict[str, Any]]], out: Path, *,
+              only_stored: bool, desc: str) -> tuple[ResultStore, pd.DataFrame]:
+    """Each arm x seed under ``s`` as result units in ``out``, trained now or (``only_stored``) loaded: (the store,
+    the runs' rows). For the scripts that add runs to a preset's design (real_model_beside, real_model_longer);
+    FileNotFoundError where ``only_stored`` and a run is not stored; ValueError where no arm or no seed is given."""
+    if not arms or not len(seeds):
+        raise ValueError(f"{desc}: name at least one arm and one seed (got {len(arms)} arms, {len(seeds)} seeds)")
+    store = ResultStore(out)
+    use_threads()
+    return store, _train_units(s, store, out, run_specs(s, seeds, arms), only_stored=only_stored, desc=desc)
+
+
+def added_runs_folders(out: str, preset: str, figures: str | None, paper: bool) -> tuple[Path, Path]:
+    """(result folder, figures folder, the latter created) of a script that adds runs to a preset's design: OUT/PRESET;
+    ``figures`` if given, else paper_figures/real_model for the paper preset (beside its committed files) and
+    OUT/PRESET/figures for another."""
+    where = Path(out) / preset
+    folder = Path(figures) if figures else (ROOT / "paper_figures" / "real_model" if paper else where / "figures")
+    folder.mkdir(parents=True, exist_ok=True)
+    return where, folder
+
+
 def main(argv: list[str] | None = None) -> int:
     s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model", presets=PRESETS)
     out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag and s.tag != mode else mode)
     store = ResultStore(out)
     figures = Path(args.figures) if mode in ("full", "paper") else out / "figures"
-    # every core unless OMP_NUM_THREADS says otherwise (e.g. the test suite's workers, one thread each; a nested
-    # OpenMP list such as "4,2" gives its first level)
-    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
+    use_threads()
     try:
         if s.phase in ("all", "predict"):
             predict_phase(s, store, figures)

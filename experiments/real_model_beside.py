@@ -24,21 +24,19 @@ design's README (``paper_figures/real_model/README.md``) holds the prediction an
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (PAPER, PRESETS, _train_units, base_counts, eval_table,  # noqa: E402
-                        parse_advantages, run_specs)
+from real_model import (PAPER, PRESETS, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
+                        parse_advantages)
 
-from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: the arms measured beside the paper experiment: RS-GRPO at its paper's beta (arXiv 2509.24261; the registry default)
@@ -129,24 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     s = PRESETS[args.preset]
     try:
         chosen = arms(args.advantages, args.preset)
-    except ValueError as err:
-        print(err, file=sys.stderr)
-        return 2
-    seeds = range(s.seeds if args.seeds is None else args.seeds)
-    if not len(seeds):
-        print("real_model_beside: --seeds must be >= 1", file=sys.stderr)
-        return 2
-    out = Path(args.out) / args.preset
-    figures = Path(args.figures) if args.figures else (ROOT / "paper_figures" / "real_model" if s is PAPER
-                                                       else out / "figures")
-    figures.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(out)
-    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
-    specs = run_specs(s, seeds, chosen)
-    try:
-        table = _train_units(s, store, out, specs, only_stored=args.phase == "score", desc="runs beside the paper's")
-    except FileNotFoundError as err:
+        out, figures = added_runs_folders(args.out, args.preset, args.figures, s is PAPER)
+        store, table = arms_runs(s, range(s.seeds if args.seeds is None else args.seeds), chosen, out,
+                                 only_stored=args.phase == "score", desc="real_model_beside")
+    except (ValueError, FileNotFoundError) as err:
         print(err, file=sys.stderr)
         return 2
     if args.phase == "train":
@@ -184,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
     write_atomic(figures / "real_model_beside_measured.csv", measured)
     write_atomic(figures / "real_model_beside_steps.csv", steps)
-    print(f"wrote {figures / 'real_model_beside_measured.csv'} and _steps.csv ({len(specs)} runs scored now)")
+    print(f"wrote {figures / 'real_model_beside_measured.csv'} and _steps.csv ({len(table.groupby(['method', 'seed']))} runs scored now)")
     return 0
 
 

@@ -19,21 +19,19 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (PAPER, PAPER_QUICK, _train_units, base_counts, eval_table,  # noqa: E402
-                        parse_advantages, run_specs)
+from real_model import (PAPER, PAPER_QUICK, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
+                        parse_advantages)
 
-from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
+from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: twice the paper experiment's 48 steps, evaluated at its last step (the calibration) and at 1.5x and 2x it
@@ -98,24 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     s, short = PRESETS[args.preset], SHORT[args.preset]
     try:
         chosen = parse_advantages(args.advantages)
-    except ValueError as err:
-        print(err, file=sys.stderr)
-        return 2
-    seeds = range(s.seeds if args.seeds is None else args.seeds)
-    if not chosen or not len(seeds):
-        print("real_model_longer: --advantages and --seeds must name at least one arm and one seed", file=sys.stderr)
-        return 2
-    out = Path(args.out) / args.preset
-    figures = Path(args.figures) if args.figures else (ROOT / "paper_figures" / "real_model" if short is PAPER
-                                                       else out / "figures")
-    figures.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(out)
-    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
-    torch.set_num_threads(max(1, int(omp) if omp.isdigit() else os.cpu_count() or 1))
-    specs = run_specs(s, seeds, chosen)
-    try:
-        table = _train_units(s, store, out, specs, only_stored=args.phase == "score", desc="runs past the paper's")
-    except FileNotFoundError as err:
+        out, figures = added_runs_folders(args.out, args.preset, args.figures, short is PAPER)
+        store, table = arms_runs(s, range(s.seeds if args.seeds is None else args.seeds), chosen, out,
+                                 only_stored=args.phase == "score", desc="real_model_longer")
+    except (ValueError, FileNotFoundError) as err:
         print(err, file=sys.stderr)
         return 2
     if args.phase == "train":
@@ -140,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"each arm at a later step (its change from step {start} within each seed, 95% t interval over the seeds):")
     print(show.pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first",
                            sort=False).to_string())
-    print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(specs)} runs)")
+    print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(table.groupby(['method', 'seed']))} runs)")
     return 0
 
 

@@ -54,11 +54,12 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
     figures.mkdir()
     base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2"]
     assert real_model_longer.main([*base, "--phase", "score"]) == 2  # nothing trained yet: scoring refuses
+    assert real_model_longer.main([*base[:-1], "0", "--phase", "train"]) == 2  # no seed: refused, nothing trained
+    assert "name at least one arm and one seed (got 1 arms, 0 seeds)" in capsys.readouterr().err
     # the shorter run of the same arm and seeds, as the paper experiment would have made it
     short = real_model.PAPER_QUICK
-    store = real_model.ResultStore(tmp_path / "short")
-    table = real_model._train_units(short, store, tmp_path / "short", real_model.run_specs(
-        short, range(2), real_model.parse_advantages("grpo")), only_stored=False, desc="short")
+    store, table = real_model.arms_runs(short, range(2), real_model.parse_advantages("grpo"), tmp_path / "short",
+                                        only_stored=False, desc="short")
     real_model.eval_table(short, table, real_model.base_counts(short, store)).to_csv(
         figures / short.file("measured.csv"), index=False)
     assert real_model_longer.main([*base, "--phase", "all"]) == 0
