@@ -4,7 +4,7 @@ step, AdamW lr 1e-5, the same seeds) but for ``LONG_STEPS`` steps, evaluated at 
 (``LONG_EVAL_STEPS``), so that one calibration at the paper's length (step 48) is checked at 1.5x and 2x it::
 
     python experiments/real_model_longer.py --phase train   # resumable; about 11 min a run on 2 cores
-    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time}.csv
+    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time}.csv (+ .png)
     python experiments/real_model_longer.py --preset paper-quick --out /tmp/longer   # the pipeline, tiny GPT-2
 
 Nothing in the bridge depends on the total number of steps (no learning-rate schedule; each step's rollouts are
@@ -12,7 +12,9 @@ drawn with a seed of their own step, an evaluation with a generator of its own),
 paper experiment's run of the same seed: the score phase says how far its step-48 evaluation is from the committed
 one (``real_model_paper_measured.csv``), and takes every later evaluation's difference from step 48 within each seed,
 with its 95% t interval over the seeds (``time``). The prediction (``fadesim predict`` at 1.5x and 2x the length
-matched at step 48) is committed before the runs, in the design's README (``paper_figures/real_model/README.md``).
+matched at step 48) is committed before the runs, in the design's README (``paper_figures/real_model/README.md``);
+where its table is beside the files (``real_model_longer_prediction.csv``), the score phase draws the measured
+pass@1 and pass@k at the largest k against it over the whole length (``real_model_longer.png``).
 """
 
 from __future__ import annotations
@@ -81,6 +83,38 @@ def reproduction(evals: pd.DataFrame, committed: pd.DataFrame, step: int) -> pd.
         for m, s in both])
 
 
+def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...] = (1, 64)) -> Path:
+    """pass@k against the training step, one panel per k: each arm's measured mean over seeds with its 95% t interval
+    (``measured``: the shorter design's evaluations and the longer runs', one table) and the simulator's prediction
+    (``prediction``: method, step, k, simulated, ci95) at the steps it was made for."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fadesim.lab.plots import save_figure
+
+    fig, axes = plt.subplots(1, len(ks), figsize=(5.2 * len(ks), 3.8), squeeze=False)
+    for ax, k in zip(axes[0], ks):
+        for method, part in measured.groupby("method", sort=False):
+            cells = [(step, *ci95_t(g[f"pass@{k}"].to_numpy(float))) for step, g in part.groupby("step")]
+            steps, mean, half = (np.array(c, dtype=float) for c in zip(*cells))
+            half = np.where(np.isfinite(half), half, 0.0)
+            ax.errorbar(steps, mean, yerr=half, marker="o", capsize=3, label=f"{method}: measured (95% t over seeds)")
+            sim = prediction[(prediction.method == method) & (prediction.k == k)].sort_values("step")
+            if len(sim):
+                ax.errorbar(sim.step, sim.simulated, yerr=sim.ci95, marker="s", linestyle="--", capsize=3,
+                            label=f"{method}: simulated, matched at step {int(sim.step.min())}")
+        ax.set_xlabel("training step (8 prompts x 8 rollouts, AdamW lr 1e-5)")
+        ax.set_ylabel(f"pass@{k} on the 48 evaluation questions")
+        ax.set_title(f"pass@{k}")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8, loc="lower right")
+    fig.suptitle("SmolLM2-135M-Instruct, the paper preset trained to twice its length", fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path, dpi=110, bbox_inches="tight")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -108,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     start = short.steps
     time = over_time(evals[evals.step > 0], start)
     committed_path = figures / short.file("measured.csv")
-    if committed_path.is_file():
-        same = reproduction(evals, pd.read_csv(committed_path), start)
+    shorter = pd.read_csv(committed_path) if committed_path.is_file() else None
+    if shorter is not None:
+        same = reproduction(evals, shorter, start)
         if len(same):
             print(f"step {start} against the committed {committed_path.name} (same arm, seed and first {start} "
                   f"steps): largest absolute difference {same.max_abs_diff.max():.3g} over "
@@ -125,6 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     print(show.pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first",
                            sort=False).to_string())
     print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(table.groupby(['method', 'seed']))} runs)")
+    prediction_path = figures / "real_model_longer_prediction.csv"
+    if prediction_path.is_file():  # the committed prediction (fadesim predict at 1x, 1.5x and 2x): the figure
+        ks = tuple(k for k in (1, int(evals.columns[evals.columns.str.match(r"pass@\d+$")].str[5:].astype(int).max()))
+                   if f"pass@{k}" in evals.columns)
+        early = shorter[shorter.method.isin(evals.method) & (shorter.step < start)] if shorter is not None else None
+        both = pd.concat([early, evals[evals.step > 0]], ignore_index=True) if early is not None else evals
+        print(f"figure: {figure(both, pd.read_csv(prediction_path), figures / 'real_model_longer.png', ks)}")
     return 0
 
 

@@ -62,8 +62,11 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
                                         only_stored=False, desc="short")
     real_model.eval_table(short, table, real_model.base_counts(short, store)).to_csv(
         figures / short.file("measured.csv"), index=False)
+    pd.DataFrame([{"method": "grpo", "step": step, "k": k, "simulated": 0.5, "ci95": 0.01} for step in (4, 6, 8)
+                  for k in (1, 4)]).to_csv(figures / "real_model_longer_prediction.csv", index=False)
     assert real_model_longer.main([*base, "--phase", "all"]) == 0
     printed = capsys.readouterr().out
+    assert (figures / "real_model_longer.png").stat().st_size > 0  # drawn where the prediction's table is
     assert "largest absolute difference 0 over 2 runs" in printed  # bit for bit on one machine
     time = pd.read_csv(figures / "real_model_longer_time.csv")
     assert sorted(time.step.unique()) == [6, 8] and set(time["from"]) == {4} and (time.seeds == 2).all()
