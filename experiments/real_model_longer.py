@@ -42,6 +42,8 @@ PRESETS = {"paper": dataclasses.replace(PAPER, steps=LONG_STEPS, eval_steps=LONG
            "paper-quick": dataclasses.replace(PAPER_QUICK, steps=8, eval_steps="4,6,8", tag="paperquicklonger")}
 #: the paper preset each one extends (its committed measured file is what step 48 is compared with)
 SHORT = {"paper": PAPER, "paper-quick": PAPER_QUICK}
+#: the figure's name for a model (others by their settings' name, e.g. the tiny GPT-2's)
+MODEL_NAMES = {"smollm2": "SmolLM2-135M-Instruct"}
 #: what the time table reports, besides pass@k at every k measured
 METRICS = ("pass@1_hard", "entropy", "margin", "weight_distance")
 
@@ -83,7 +85,8 @@ def reproduction(evals: pd.DataFrame, committed: pd.DataFrame, step: int) -> pd.
         for m, s in both])
 
 
-def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...] = (1, 64)) -> Path:
+def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...], *, title: str,
+           steps_label: str, questions: int) -> Path:
     """pass@k against the training step, one panel per k: each arm's measured mean over seeds with its 95% t interval
     (``measured``: the shorter design's evaluations and the longer runs', one table) and the simulator's prediction
     (``prediction``: method, step, k, simulated, ci95) at the steps it was made for."""
@@ -105,12 +108,12 @@ def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tup
             if len(sim):
                 ax.errorbar(sim.step, sim.simulated, yerr=sim.ci95, marker="s", linestyle="--", capsize=3,
                             label=f"{method}: simulated, matched at step {int(sim.step.min())}")
-        ax.set_xlabel("training step (8 prompts x 8 rollouts, AdamW lr 1e-5)")
-        ax.set_ylabel(f"pass@{k} on the 48 evaluation questions")
+        ax.set_xlabel(f"training step ({steps_label})")
+        ax.set_ylabel(f"pass@{k} on the {questions} evaluation questions")
         ax.set_title(f"pass@{k}")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8, loc="lower right")
-    fig.suptitle("SmolLM2-135M-Instruct, the paper preset trained to twice its length", fontsize=10)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return save_figure(fig, path, dpi=110, bbox_inches="tight")
 
@@ -138,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.phase == "train":
         return 0
-    evals = eval_table(s, table, base_counts(s, store))
+    base = base_counts(s, store)
+    evals = eval_table(s, table, base)
     start = short.steps
     time = over_time(evals[evals.step > 0], start)
     committed_path = figures / short.file("measured.csv")
@@ -162,11 +166,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(table.groupby(['method', 'seed']))} runs)")
     prediction_path = figures / "real_model_longer_prediction.csv"
     if prediction_path.is_file():  # the committed prediction (fadesim predict at 1x, 1.5x and 2x): the figure
-        ks = tuple(k for k in (1, int(evals.columns[evals.columns.str.match(r"pass@\d+$")].str[5:].astype(int).max()))
-                   if f"pass@{k}" in evals.columns)
+        top = max(int(c[5:]) for c in evals.columns if c.startswith("pass@") and c[5:].isdigit())
         early = shorter[shorter.method.isin(evals.method) & (shorter.step < start)] if shorter is not None else None
         both = pd.concat([early, evals[evals.step > 0]], ignore_index=True) if early is not None else evals
-        print(f"figure: {figure(both, pd.read_csv(prediction_path), figures / 'real_model_longer.png', ks)}")
+        drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, top),
+                       title=f"{MODEL_NAMES.get(s.model, s.model)}, the {args.preset} preset trained to {s.steps} steps ({short.steps} in its "
+                       "design)", steps_label=f"{s.prompts_per_step} prompts x {s.G} rollouts, AdamW lr {s.lr:g}",
+                       questions=int(base.prompt.nunique()))
+        print(f"figure: {drawn}")
     return 0
 
 
