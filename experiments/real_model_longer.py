@@ -4,7 +4,7 @@ step, AdamW lr 1e-5, the same seeds) but for ``LONG_STEPS`` steps, evaluated at 
 (``LONG_EVAL_STEPS``), so that one calibration at the paper's length (step 48) is checked at 1.5x and 2x it::
 
     python experiments/real_model_longer.py --phase train   # resumable; about 11 min a run on 2 cores
-    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time}.csv (+ .png)
+    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time,groups}.csv, .png
     python experiments/real_model_longer.py --preset paper-quick --out /tmp/longer   # the pipeline, tiny GPT-2
 
 Nothing in the bridge depends on the total number of steps (no learning-rate schedule; each step's rollouts are
@@ -85,6 +85,23 @@ def reproduction(evals: pd.DataFrame, committed: pd.DataFrame, step: int) -> pd.
         for m, s in both])
 
 
+def groups(folder: Path, runs: list[tuple[str, int]]) -> pd.DataFrame | None:
+    """Per run and training step, the fraction of the step's prompt groups whose rollouts all scored the same (all
+    right, all wrong: no signal for a group-relative advantage) and the rest (mixed), from the rollout logs the
+    training phase writes (``OUT/rollouts/METHOD_seedN.csv``; not committed). None where a run's log is missing."""
+    frames = []
+    for method, seed in runs:
+        path = folder / f"{method}_seed{seed}.csv"
+        if not path.is_file():
+            return None
+        g = pd.read_csv(path).groupby(["step", "group"]).reward.agg(["min", "max"]).reset_index()
+        same = g["min"] == g["max"]
+        g = g.assign(mixed=~same, all_right=same & (g["min"] >= 1.0), all_wrong=same & (g["max"] <= 0.0))
+        frames.append(g.groupby("step")[["mixed", "all_right", "all_wrong"]].mean().reset_index()
+                      .assign(method=method, seed=seed))
+    return pd.concat(frames, ignore_index=True)[["method", "seed", "step", "mixed", "all_right", "all_wrong"]]
+
+
 def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...], *, title: str,
            steps_label: str, questions: int) -> Path:
     """pass@k against the training step, one panel per k: each arm's measured mean over seeds with its 95% t interval
@@ -158,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(figures / "real_model_longer_steps.csv",
                  table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"]))
     write_atomic(figures / "real_model_longer_time.csv", time)
+    signal = groups(out / "rollouts", sorted({(m, int(s)) for m, s in zip(table.method, table.seed)}))
+    if signal is not None:
+        write_atomic(figures / "real_model_longer_groups.csv", signal)
+        bins = signal.assign(steps=(signal.step - 1) // 12 * 12 + 1).groupby("steps")[["mixed", "all_right",
+                                                                                     "all_wrong"]].mean()
+        print("prompt groups a step, by 12 steps (mixed: the only ones a group-relative advantage learns from):")
+        print(bins.round(3).to_string())
     show = time.assign(cell=[f"{v:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for v, d, lo, hi in
                              zip(time.value, time["diff"], time.lo, time.hi)])
     print(f"each arm at a later step (its change from step {start} within each seed, 95% t interval over the seeds):")

@@ -73,5 +73,8 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
     assert (time.reproduced == 0.0).all()
     measured = pd.read_csv(figures / "real_model_longer_measured.csv")
     assert sorted(measured.step.unique()) == [0, 4, 6, 8]
+    signal = pd.read_csv(figures / "real_model_longer_groups.csv")  # from the rollout logs of the runs
+    assert sorted(signal[signal.seed == 0].step) == list(range(1, 9))
+    assert np.allclose(signal[["all_right", "all_wrong"]].sum(axis=1) + signal.mixed, 1.0)
     steps = pd.read_csv(figures / "real_model_longer_steps.csv")
     assert sorted(steps[steps.seed == 1].step) == list(range(1, 9))
