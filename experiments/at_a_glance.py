@@ -223,20 +223,32 @@ def signed(x: float) -> str:
     return f"{x:+.3f}" if x == 0 or abs(x) >= 0.0005 else f"{x:+.2g}"
 
 
+def _last_steps(name: str) -> list[tuple[str, pd.DataFrame, str]]:
+    """(method, its rows at its last step indexed by metric, the largest k's pass@k) of each arm in the committed
+    real_model table ``name`` (one row per method, step and metric); none where the table is not committed."""
+    path = FIGURES / "real_model" / name
+    if not path.is_file():
+        return []
+    out = []
+    for method, part in pd.read_csv(path).groupby("method", sort=False):
+        last = part[part.step == part.step.max()].set_index("metric")
+        top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
+        out.append((method, last, top))
+    return out
+
+
+def _interval(row: pd.Series) -> str:
+    """A row's difference and its 95% interval: "(+0.020, +0.010 to +0.030)"."""
+    return f"({signed(row['diff'])}, {signed(row['lo'])} to {signed(row['hi'])})"
+
+
 def beside_rows() -> list[tuple[str, str, str]]:
     """Each arm measured beside the paper experiment (experiments/real_model_beside.py), once its paired table is
     committed: its difference from GRPO of the same seed at the last evaluation, with the 95% t interval."""
-    path = FIGURES / "real_model" / "real_model_beside_paired.csv"
-    if not path.is_file():
-        return []
-    paired = pd.read_csv(path)
     rows = []
-    for method, part in paired.groupby("method", sort=False):
-        last = part[part.step == part.step.max()].set_index("metric")
-        top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
-        cells = [f"{m} {last.loc[m, 'arm']:.3f} against {last.loc[m, 'grpo']:.3f} ({signed(last.loc[m, 'diff'])}, "
-                 f"{signed(last.loc[m, 'lo'])} to {signed(last.loc[m, 'hi'])})" for m in ("pass@1", top, "entropy",
-                                                                                           "weight_distance")]
+    for method, last, top in _last_steps("real_model_beside_paired.csv"):
+        cells = [f"{m} {last.loc[m, 'arm']:.3f} against {last.loc[m, 'grpo']:.3f} {_interval(last.loc[m])}"
+                 for m in ("pass@1", top, "entropy", "weight_distance")]
         rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} beside GRPO (the paper "
                      "experiment's settings and seeds)?",
                      f"at matched step {int(last.step.iloc[0])}, {int(last.seeds.max())} paired seeds, difference and 95% "
@@ -248,16 +260,10 @@ def longer_rows() -> list[tuple[str, str, str]]:
     """Each arm trained past the paper experiment's length (experiments/real_model_longer.py), once its time table is
     committed: pass@1 and the largest k's pass@k at the last step, each with its change from the calibration step
     within the seeds and the 95% t interval."""
-    path = FIGURES / "real_model" / "real_model_longer_time.csv"
-    if not path.is_file():
-        return []
-    time = pd.read_csv(path)
     rows = []
-    for method, part in time.groupby("method", sort=False):
-        last = part[part.step == part.step.max()].set_index("metric")
-        top = max((m for m in last.index if m.startswith("pass@") and m[5:].isdigit()), key=lambda m: int(m[5:]))
-        cells = [f"{m} {last.loc[m, 'start']:.3f} -> {last.loc[m, 'value']:.3f} ({signed(last.loc[m, 'diff'])}, "
-                 f"{signed(last.loc[m, 'lo'])} to {signed(last.loc[m, 'hi'])})" for m in ("pass@1", top, "entropy")]
+    for method, last, top in _last_steps("real_model_longer_time.csv"):
+        cells = [f"{m} {last.loc[m, 'start']:.3f} -> {last.loc[m, 'value']:.3f} {_interval(last.loc[m])}"
+                 for m in ("pass@1", top, "entropy")]
         start, step = int(last["from"].iloc[0]), int(last.step.iloc[0])
         rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} from step {start} to {step} (the "
                      "paper experiment's settings and seeds, trained past its length)?",

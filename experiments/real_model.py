@@ -698,6 +698,11 @@ def paper_choice(s: Settings, table: pd.DataFrame) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------- phase 3: scoring
+def step_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The training steps' rows of the runs' table (``kind`` "step"), without the columns only evaluations fill."""
+    return table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"])
+
+
 def measured_curves(table: pd.DataFrame, base: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
     """(method, seed, step, k, pass_at_k): base at step 0, every run at its evaluation steps."""
     rows = [{"method": BASE, "seed": 0, "step": 0, "k": k, "pass_at_k": v} for k, v in pass_at_k(base, ks).items()]
@@ -744,9 +749,9 @@ def score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figures: P
     grid = pd.read_csv(figures / s.file("prediction.csv"))
     ks = s.ks()
     measured = measured_curves(table, base, ks)
-    steps = table[table.kind == "step"].dropna(axis=1, how="all")
+    steps = step_rows(table)
     write_atomic(figures / s.file("measured.csv"), measured)
-    write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
+    write_atomic(figures / s.file("steps.csv"), steps)
     lines, scores, tables = [], [], {}
     # the axes every verdict holds in: the rung (model, task), the optimizer, and the comparison
     design = (f", prefill {s.prefill!r}" if s.prefill else "") + (f", {s.reward} reward" if s.prefill or
@@ -1290,7 +1295,7 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
             raise ValueError(f"real_model: the base measured now ({', '.join(f'@{k} {v:.4f}' for k, v in now.items())}) "
                              f"is not the base curve the prediction was calibrated to ({calibrated})")
     evals = eval_table(s, table, base)
-    steps = table[table.kind == "step"].dropna(axis=1, how="all")
+    steps = step_rows(table)
     grid = pd.read_csv(figures / s.file("prediction.csv"))
     theory = pd.read_csv(figures / s.file("theory.csv"))
     choice = paper_choice(s, table)
@@ -1304,7 +1309,7 @@ def paper_score_phase(s: Settings, table: pd.DataFrame, store: ResultStore, figu
     clock = paper_clock(s, evals, grid, arms)
     write_atomic(figures / s.file("clock.csv"), clock)
     write_atomic(figures / s.file("measured.csv"), evals)
-    write_atomic(figures / s.file("steps.csv"), steps.drop(columns=["kind"]))
+    write_atomic(figures / s.file("steps.csv"), steps)
     write_atomic(figures / s.file("score.csv"), score)
     verdict_frame = pd.DataFrame(records)
     missing = table.attrs.get("missing", [])

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from real_model import (PAPER, PRESETS, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
-                        parse_advantages)
+                        parse_advantages, step_rows)
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -86,6 +86,17 @@ def paired(evals: pd.DataFrame, reference: pd.DataFrame, labels: list[str]) -> p
     return pd.DataFrame(rows)
 
 
+def same_base(mine: pd.DataFrame, theirs: pd.DataFrame) -> bool:
+    """Whether two evaluation tables were scored on the same base measurement: their step-0 rows (the base, one per
+    run) agree seed by seed, on every seed both hold, in pass@k, entropy, margin and length (to 1e-12 relative)."""
+    a, b = (frame[frame.step == 0].groupby("seed").first() for frame in (mine, theirs))
+    columns = [c for c in a.columns if (c.startswith("pass@") or c in ("entropy", "margin", "length"))
+               and c in b.columns]
+    seeds = sorted(set(a.index) & set(b.index))
+    return bool(np.allclose(a.loc[seeds, columns].to_numpy(float), b.loc[seeds, columns].to_numpy(float),
+                            rtol=1e-12, atol=0.0, equal_nan=True))
+
+
 def kept(path: Path, new: pd.DataFrame) -> pd.DataFrame:
     """``new`` with the rows of the arms it does not hold kept from the file already at ``path``: an arm scored on
     another day stays in the files (its units may be gone; the committed file is its record) and one scored now
@@ -97,14 +108,9 @@ def kept(path: Path, new: pd.DataFrame) -> pd.DataFrame:
     old = old[~old.method.isin(set(new.method))]
     if old.empty:
         return new
-    if "step" in new.columns and (new.step == 0).any() and (old.step == 0).any():
-        mine = new[new.step == 0].groupby("seed").first()
-        columns = [c for c in mine.columns if c.startswith("pass@") or c in ("entropy", "margin", "length")]
-        for method, rows in old[old.step == 0].groupby("method"):
-            theirs = rows.set_index("seed")
-            seeds = sorted(set(theirs.index) & set(mine.index))
-            if not np.allclose(theirs.loc[seeds, columns].to_numpy(float), mine.loc[seeds, columns].to_numpy(float),
-                               rtol=1e-12, atol=0.0, equal_nan=True):
+    if "step" in new.columns and (new.step == 0).any():
+        for method, rows in old.groupby("method"):
+            if not same_base(new, rows):
                 raise ValueError(f"real_model_beside: {path} holds {method} scored on another base than the one "
                                  "measured now; score the arms together or move the file")
     return pd.concat([old, new], ignore_index=True)[list(dict.fromkeys([*new.columns, *old.columns]))]
@@ -137,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     base = base_counts(s, store)
     evals = eval_table(s, table, base)
-    steps = table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"])
+    steps = step_rows(table)
     try:  # the arms not scored now stay in the files, if they were scored on this base
         measured = kept(figures / "real_model_beside_measured.csv", evals)
         steps = kept(figures / "real_model_beside_steps.csv", steps)
@@ -147,11 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     reference_path = figures / s.file("measured.csv")
     if reference_path.is_file():
         reference = pd.read_csv(reference_path)
-        start = reference[reference.step == 0].iloc[0]
-        mine = evals[evals.step == 0].iloc[0]
-        columns = [c for c in evals.columns if c.startswith("pass@") or c in ("entropy", "margin", "length")]
-        if not np.allclose([mine[c] for c in columns], [start[c] for c in columns], rtol=1e-12, atol=0.0,
-                           equal_nan=True):
+        if not same_base(evals, reference):
             print(f"real_model_beside: the base measured now is not the one {reference_path} was scored against; "
                   "these runs do not pair with the paper experiment's", file=sys.stderr)
             return 2

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from real_model import (PAPER, PAPER_QUICK, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
-                        parse_advantages)
+                        parse_advantages, step_rows)
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -55,10 +55,10 @@ def over_time(evals: pd.DataFrame, start: int) -> pd.DataFrame:
     metrics = [*ks, *(m for m in METRICS if m in evals.columns)]
     rows = []
     for method, run in evals.groupby("method", sort=False):
-        run = run.set_index(["seed", "step"])
-        first = run.xs(start, level="step") if start in run.index.get_level_values("step") else None
-        if first is None:
+        if not (run.step == start).any():
             raise ValueError(f"real_model_longer: {method} has no evaluation at step {start}")
+        run = run.set_index(["seed", "step"])
+        first = run.xs(start, level="step")
         for step in sorted(s for s in run.index.get_level_values("step").unique() if s > start):
             later = run.xs(step, level="step")
             seeds = sorted(set(later.index) & set(first.index))
@@ -172,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{len(same)} runs")
             time = time.assign(reproduced=float(same.max_abs_diff.max()))
     write_atomic(figures / "real_model_longer_measured.csv", evals)
-    write_atomic(figures / "real_model_longer_steps.csv",
-                 table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"]))
+    write_atomic(figures / "real_model_longer_steps.csv", step_rows(table))
     write_atomic(figures / "real_model_longer_time.csv", time)
     signal = groups(out / "rollouts", sorted({(m, int(s)) for m, s in zip(table.method, table.seed)}))
     if signal is not None:
@@ -190,10 +189,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(table.groupby(['method', 'seed']))} runs)")
     prediction_path = figures / "real_model_longer_prediction.csv"
     if prediction_path.is_file():  # the committed prediction (fadesim predict at 1x, 1.5x and 2x): the figure
-        top = max(int(c[5:]) for c in evals.columns if c.startswith("pass@") and c[5:].isdigit())
         early = shorter[shorter.method.isin(evals.method) & (shorter.step < start)] if shorter is not None else None
         both = pd.concat([early, evals[evals.step > 0]], ignore_index=True) if early is not None else evals
-        drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, top),
+        drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, s.ks()[-1]),
                        title=f"{MODEL_NAMES.get(s.model, s.model)}, the {args.preset} preset trained to {s.steps} steps ({short.steps} in its "
                        "design)", steps_label=f"{s.prompts_per_step} prompts x {s.G} rollouts, AdamW lr {s.lr:g}",
                        questions=int(base.prompt.nunique()))
