@@ -603,3 +603,126 @@ def test_bad_reach_and_floor_settings_are_refused():
         make_task("sharpen", reach_samples=8, **SMALL)
     with pytest.raises(ValueError, match="floor_sharpness must be True or False"):
         make_task("sharpen", floor_sharpness=1, **SMALL)
+
+
+def _log_odds(pass_rate):
+    return np.log(pass_rate) - np.log1p(-pass_rate)
+
+
+def _trained_theta(task, rng, scale=0.8):
+    """Random per-prompt logits on the training prompts, 0 on the held-out ones (as training leaves them)."""
+    return np.where(task.evaluation[:, None], 0.0, scale * rng.standard_normal(task.logits0.shape))
+
+
+def test_each_held_out_prompt_has_a_distinct_training_twin_at_its_quantile_of_initial_pass_rate():
+    """Stratified halves: the twins are training prompts, all different, each next to its held-out prompt in the
+    order of initial pass rate; a random third: the twins are training prompts in the same order as their prompts."""
+    for split, m in (("stratified", 12), ("random", 8)):
+        task = make_task("sharpen", eval_prompts=m, eval_split=split, transfer=1.0, **SMALL)
+        p0 = task.exact(task.init_params(np, np.float64), np)["pass_rate"]
+        held = np.flatnonzero(task.evaluation)
+        twins = task.twin[held]
+        assert not task.evaluation[twins].any() and len(set(twins.tolist())) == m
+        np.testing.assert_array_equal(task.twin[~task.evaluation], np.flatnonzero(~task.evaluation))
+        by_rate = held[np.argsort(p0[held], kind="stable")]
+        assert np.all(np.diff(p0[task.twin[by_rate]]) >= 0)
+        if split == "stratified":
+            rank = np.argsort(np.argsort(p0, kind="stable"), kind="stable")
+            assert np.all(np.abs(rank[held] - rank[twins]) == 1)
+
+
+@pytest.mark.parametrize("tau,reach", [(1.0, 0), (0.5, 0), (1.0, 2)])
+def test_transfer_adds_tau_times_the_twins_learned_log_odds_to_reached_held_out_prompts(tau, reach):
+    """At the initial policy transfer changes no logit (bit for bit); with trained per-prompt logits a held-out prompt's
+    log-odds is its own without transfer plus tau x its twin's gain (the twin's log-odds with theta minus without),
+    exactly, on reached prompts where the skill has a reach and not on the others; the training prompts' logits are
+    those of the task without transfer."""
+    kw = dict(SMALL, sharpen_scale=0.7, skill_scale=0.5, reach_samples=reach, eval_prompts=12,
+              eval_split="stratified")
+    plain, task = make_task("sharpen", **kw), make_task("sharpen", transfer=tau, **kw)
+    init = task.init_params(np, np.float64)
+    np.testing.assert_array_equal(task.logits(init, np), plain.logits(init, np))
+    rng = np.random.default_rng(7)
+    prm = {"s": np.float64(0.4), "g": np.float64(1.1), "theta": _trained_theta(task, rng)}
+    ours, theirs = task.exact(prm, np)["pass_rate"], plain.exact(prm, np)["pass_rate"]
+    untrained = plain.exact({**prm, "theta": np.zeros_like(prm["theta"])}, np)["pass_rate"]
+    gain = _log_odds(theirs) - _log_odds(untrained)
+    ev = task.evaluation
+    lifted = ev & (task.reach if reach else True)
+    assert 0 < lifted.sum() and (not reach or lifted.sum() < ev.sum())
+    np.testing.assert_allclose(_log_odds(ours[lifted]), _log_odds(theirs[lifted]) + tau * gain[task.twin[lifted]],
+                               rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(task.logits(prm, np)[~lifted], plain.logits(prm, np)[~lifted])
+
+
+def test_at_tau_one_without_shared_directions_a_held_out_prompt_moves_as_its_twin_does():
+    """With the sharpness and skill off (c = 0, d = 0) only the per-prompt logits learn: after 30 steps of GRPO at
+    tau = 1 every held-out prompt's log-odds has moved by exactly its twin's move, and at tau = 0 not at all."""
+    from fadesim.sim.step import initial_state, train_step
+
+    kw = dict(SMALL, sharpen_scale=0.0, eval_prompts=12, eval_split="stratified", prompts_per_step=4)
+    cfg = SimConfig(advantage="grpo", G=4, optimizer="adam", lr=0.1)
+    moves = {}
+    for tau in (0.0, 1.0):
+        task = make_task("sharpen", transfer=tau, **kw)
+        state = initial_state(task, cfg, np, np.float64)
+        before = _log_odds(task.exact(state["params"], np)["pass_rate"])
+        rng = np.random.default_rng(5)
+        for _ in range(30):
+            state, _ = train_step(task, cfg, state, rng.random(task.uniform_shape(cfg.G)), {}, np, metrics=False)
+        moves[tau] = _log_odds(task.exact(state["params"], np)["pass_rate"]) - before
+    ev, twin = task.evaluation, task.twin
+    assert np.abs(moves[1.0][twin[ev]]).max() > 0.1
+    np.testing.assert_allclose(moves[1.0][ev], moves[1.0][twin[ev]], rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(moves[0.0][ev], 0.0)
+    np.testing.assert_allclose(moves[1.0][~ev], moves[0.0][~ev], rtol=0, atol=1e-12)
+
+
+def test_transfer_leaves_the_gradient_that_of_the_training_prompts():
+    """Held-out prompts carry no weight, so task.score with transfer is the score without it, and equals central
+    differences of the surrogate over the training prompts (s, g and a training prompt's theta entry)."""
+    kw = dict(SMALL, sharpen_scale=0.7, skill_scale=0.5, reach_samples=2, eval_prompts=12, eval_split="stratified")
+    plain, task = make_task("sharpen", **kw), make_task("sharpen", transfer=1.0, **kw)
+    rng = np.random.default_rng(2)
+    prm = {"s": np.float64(0.3), "g": np.float64(0.8), "theta": _trained_theta(task, rng)}
+    G, N = 4, task.n_prompts
+    actions = rng.integers(0, 10, size=(N, G))
+    weights = np.where(task.evaluation[:, None], 0.0, rng.standard_normal((N, G)))
+    ours, theirs = task.score(prm, actions, weights, np), plain.score(prm, actions, weights, np)
+    for name in ours:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, atol=1e-15)
+    surrogate = lambda prm_: float(np.sum(weights * task.logprob(prm_, actions, np)) / (G * N))  # noqa: E731
+    h = 1e-6
+    for name in ("s", "g"):
+        fd = (surrogate({**prm, name: prm[name] + h}) - surrogate({**prm, name: prm[name] - h})) / (2 * h)
+        assert ours[name] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    n = int(task.twin[np.flatnonzero(task.evaluation)[0]])
+    bump = np.zeros_like(prm["theta"])
+    bump[n, 1] = h
+    fd = (surrogate({**prm, "theta": prm["theta"] + bump}) - surrogate({**prm, "theta": prm["theta"] - bump})) / (2 * h)
+    assert ours["theta"][n, 1] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+
+
+def test_numpy_and_jax_agree_with_transfer():
+    task = make_task("sharpen", **dict(SMALL, sharpen_scale=1.0, skill_scale=0.3, reach_samples=4, eval_prompts=12,
+                                       eval_split="stratified", prompts_per_step=2, transfer=1.0))
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=40, log_every=10, optimizer="adam", lr=0.1),
+                            2, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_transfer_settings_are_refused():
+    from fadesim.lab.literature import CHOSEN, ProtocolSettings
+
+    for bad in (-0.5, float("nan"), True, "1"):
+        with pytest.raises(ValueError, match="transfer must be a finite number >= 0"):
+            make_task("sharpen", eval_prompts=8, transfer=bad, **SMALL)
+    with pytest.raises(ValueError, match="needs eval_prompts > 0 and tabular=True"):
+        make_task("sharpen", transfer=1.0, **SMALL)
+    with pytest.raises(ValueError, match="needs eval_prompts > 0 and tabular=True"):
+        make_task("sharpen", eval_prompts=8, tabular=False, transfer=1.0, **SMALL)
+    with pytest.raises(ValueError, match="first_order engine"):
+        ProtocolSettings(**{**CHOSEN, "transfer": 1.0, "engine": "first_order", "clock": "simulator"})
+    with pytest.raises(ValueError, match="needs eval_prompts > 0"):
+        ProtocolSettings(**{**CHOSEN, "transfer": 1.0, "eval_prompts": 0})
+    with pytest.raises(ValueError, match="sharpen-task settings"):
+        ProtocolSettings(task="bandit", transfer=1.0)

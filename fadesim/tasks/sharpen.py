@@ -78,6 +78,24 @@ prompt has the same pass rate and a flat policy over n_answers answers solves ev
 samples (measured on the SmolLM2 base curve: paper_figures/literature/README.md, "Reach and floor"). False (the
 default): s is unconstrained, the task exactly as it was.
 
+``transfer`` = tau > 0 carries what training taught a prompt to the held-out prompts like it (``eval_prompts`` > 0,
+tabular logits): each held-out prompt has a twin, the training prompt at the same quantile of initial pass rate
+(the j-th held-out prompt in that order takes the training prompt at rank floor((j + 1/2) N_train / M); the
+stratified split's neighbour), and its correct answers are raised by tau times the log-odds its twin's own logits
+have added, gain_n = logit p_n(shared + theta_n) - logit p_n(shared), shared the logits without theta. Raising every
+correct answer of a prompt by one amount raises its log-odds by exactly that amount, so at tau = 1 a held-out
+prompt's pass rate moves as its twin's does, its own per-prompt part included: where the held-out set is drawn from
+the training distribution (SmolLM2's evaluation questions, a second split of the same generator), the per-prompt
+learning the tabular part does on the training prompts is learning that reaches the held-out ones too, and it drives
+each prompt to all right or all wrong (in the default family calibrated to the SmolLM2 paper experiment, GRPO at its
+matched length leaves the training prompts' E[p (1 - p)] at 0.026-0.029 and the held-out ones' at 0.061-0.066; the
+model's own evaluation questions are at 0.023: paper_figures/literature/README.md, "Transfer"). Where the
+skill has a reach (``reach_samples``), only reached held-out prompts gain: what a twin learned transfers to a
+problem the base can solve, not to one it cannot. The held-out prompts carry no gradient (they are never trained
+on), so the update is the task's without transfer; at the initial policy every gain is exactly 0, so every
+quantity read there (the clocks, the crossing theory, the first-order engine's path) is unchanged. 0 (the default):
+the task exactly as it was.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -117,6 +135,9 @@ class Sharpen(Bandit):
     # (N,) bool, True for the prompts the skill reaches (``reach_samples``), or None: every prompt
     reach: Any = None
     floor_sharpness: bool = False  # True: s >= 0 after every update (``constrain``)
+    transfer: float = 0.0  # tau: the share of its twin's learned log-odds a held-out prompt gains (0: none)
+    # (N,) int, each held-out prompt's twin training prompt (``transfer``; a training prompt: itself), or None
+    twin: Any = None
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -177,7 +198,33 @@ class Sharpen(Bandit):
             out = out + self.skill_scale * params["g"] * self.skilled(xp, s.dtype)
         if self.answer_scale:
             out = out + self.answer_scale * params["beta"][None, :]
-        return out + params["theta"] if self.tabular else out
+        if not self.tabular:
+            return out
+        if not self.transfer:
+            return out + params["theta"]
+        full = out + params["theta"]
+        gain = self.log_odds(full, xp) - self.log_odds(out, xp)  # (N,) what each prompt's own logits have added
+        return full + self.transfer * xp.take(gain, xp.asarray(self.twin), axis=0)[:, None] * self.transferred(
+            xp, s.dtype)
+
+    def log_odds(self, logits: Any, xp: Any) -> Any:
+        """(N,) log of each prompt's pass rate over its failure rate under ``logits``: logsumexp over its correct
+        answers minus logsumexp over its wrong ones (every prompt has both)."""
+        correct = xp.asarray(self.correct)
+        out = []
+        for mask in (correct, ~correct):
+            masked = xp.where(mask, logits, xp.asarray(-1e30, dtype=logits.dtype))
+            top = xp.max(masked, axis=-1, keepdims=True)
+            out.append(top[:, 0] + xp.log(xp.sum(xp.exp(masked - top), axis=-1)))
+        return out[0] - out[1]
+
+    def transferred(self, xp: Any, dtype: Any) -> Any:
+        """(N, K) 1.0 on the answers ``transfer`` raises (every correct answer of a held-out prompt, a reached one
+        where the skill has a reach), else 0.0."""
+        rows = xp.asarray(self.evaluation, dtype=dtype)
+        if self.reach is not None:
+            rows = rows * xp.asarray(self.reach, dtype=dtype)
+        return xp.asarray(self.correct, dtype=dtype) * rows[:, None]
 
     def score(self, params: dict[str, Any], actions: Any, weights: Any, xp: Any) -> dict[str, Any]:
         dlogits = self.logit_gradient(params, actions, weights, xp)
@@ -231,6 +278,7 @@ def make_sharpen(
     zipf_exponent: float = 1.0,
     reach_samples: int = 0,
     floor_sharpness: bool = False,
+    transfer: float = 0.0,
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
@@ -249,6 +297,12 @@ def make_sharpen(
     if reach_samples and not skill_scale:
         raise ValueError("reach_samples limits the skill to the prompts the base model reaches; it needs "
                          "skill_scale > 0")
+    if not (isinstance(transfer, (int, float)) and not isinstance(transfer, bool) and np.isfinite(transfer)
+            and transfer >= 0):
+        raise ValueError(f"transfer must be a finite number >= 0 (0: no transfer to held-out prompts); got {transfer!r}")
+    if transfer and not (eval_prompts and tabular):
+        raise ValueError("transfer carries the training prompts' own (tabular) learning to held-out prompts; it needs "
+                         f"eval_prompts > 0 and tabular=True; got eval_prompts {eval_prompts!r}, tabular {tabular!r}")
     if not isinstance(floor_sharpness, (bool, np.bool_)):
         raise ValueError(f"floor_sharpness must be True or False; got {floor_sharpness!r}")
     if not isinstance(tabular, (bool, np.bool_)):
@@ -285,12 +339,18 @@ def make_sharpen(
     if reach_samples:  # reached with probability 1 - (1 - p_n)^K_r: a correct answer among K_r base draws
         covered = -np.expm1(reach_samples * np.log1p(-np.minimum(initial, 1.0)))
         reach = np.random.default_rng([seed, 2]).random(n_prompts) < covered
+    twin = None
+    if transfer:  # the j-th held-out prompt in order of initial pass rate takes the training prompt at its quantile
+        order = np.argsort(initial, kind="stable")
+        held, train = order[evaluation[order]], order[~evaluation[order]]
+        twin = np.arange(n_prompts)
+        twin[held] = train[np.floor((np.arange(held.size) + 0.5) * train.size / held.size).astype(int)]
     if not tabular and sharpen_scale == 0 and skill_scale == 0:
         raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
                    skill_scale=float(skill_scale), answer_scale=float(answer_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation,
-                   reach=reach, floor_sharpness=bool(floor_sharpness))
+                   reach=reach, floor_sharpness=bool(floor_sharpness), transfer=float(transfer), twin=twin)
 
 
 __all__ = ["Sharpen", "make_sharpen"]

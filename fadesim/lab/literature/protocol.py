@@ -50,6 +50,7 @@ class ProtocolSettings:
     answer_scale: float = 0.0  # sharpen: the answers' shared biases across prompts (0: none; Sharpen's docstring)
     reach_samples: int = 0  # sharpen: the skill reaches only prompts the base solves within this many draws (0: all)
     floor_sharpness: bool = False  # sharpen: the shared sharpness never falls below its start (s >= 0)
+    transfer: float = 0.0  # sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -77,11 +78,11 @@ class ProtocolSettings:
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
-                                   "floor_sharpness")
+                                   "floor_sharpness", "transfer")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
-                             f"skill_scale, answer_scale, reach_samples, floor_sharpness) given with task "
+                             f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer) given with task "
                              f"{self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
@@ -105,6 +106,12 @@ class ProtocolSettings:
         if self.engine == "first_order" and self.floor_sharpness:
             raise ValueError("the first_order engine follows the unconstrained mean-field path; floor_sharpness "
                              "projects the sharpness after every step, which it does not model (use engine 'simulate')")
+        if self.transfer and not self.eval_prompts:
+            raise ValueError(f"transfer = {self.transfer:g} carries the training prompts' learning to held-out prompts; "
+                             "it needs eval_prompts > 0")
+        if self.engine == "first_order" and self.transfer:
+            raise ValueError("the first_order engine follows the shared sharpness and skill only; transfer > 0 carries "
+                             "the per-prompt logits it does not model to the held-out prompts (use engine 'simulate')")
         if self.engine == "first_order" and self.answer_scale:
             raise ValueError("the first_order engine follows the shared sharpness and skill only; answer_scale > 0 adds "
                              "shared answer biases it does not model (use engine 'simulate')")
@@ -142,7 +149,7 @@ CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "n
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
-                "reach_samples", "floor_sharpness")
+                "reach_samples", "floor_sharpness", "transfer")
 
 
 def for_task(task: str) -> dict[str, Any]:
@@ -150,7 +157,8 @@ def for_task(task: str) -> dict[str, Any]:
     another family implies, so that the default family's settings are not refused for it (its clock included: the
     clocks compare the sharpen task's shared directions)."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
-                                         "reach_samples": 0, "floor_sharpness": False, "prompts_per_step": 0,
+                                         "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
+                                         "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
@@ -189,6 +197,7 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", shared answers e = {settings.answer_scale:g}" if settings.answer_scale else "")
             + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
+            + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
             + (f", {b} prompt{'s' if b > 1 else ''} a step" if b else "")
             + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
             + (" (stratified)" if settings.eval_prompts and settings.eval_split == "stratified" else ""))
@@ -212,7 +221,7 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
     if settings.task == "sharpen":
         kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
                   answer_scale=settings.answer_scale, reach_samples=settings.reach_samples,
-                  floor_sharpness=settings.floor_sharpness,
+                  floor_sharpness=settings.floor_sharpness, transfer=settings.transfer,
                   prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
