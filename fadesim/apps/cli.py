@@ -453,6 +453,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--floor-sharpness", action=argparse.BooleanOptionalAction, default=None,
                    help=f"sharpen: the shared sharpness never falls below its start (default "
                         f"{'on' if CHOSEN['floor_sharpness'] else 'off'})")
+    p.add_argument("--transfer", type=float, default=None,
+                   help=f"sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains "
+                        f"(default {CHOSEN['transfer']:g}: none)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

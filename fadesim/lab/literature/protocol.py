@@ -131,7 +131,7 @@ class ProtocolSettings:
 CHOSEN_2026_12_05: dict[str, Any] = {
     "task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1,
     "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified", "max_steps": 2000, "log_every": 20,
-    "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False}
+    "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0}
 
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
