@@ -698,6 +698,36 @@ def paper_choice(s: Settings, table: pd.DataFrame) -> tuple[str, str]:
 
 
 # ----------------------------------------------------------------------------- phase 3: scoring
+def same_base(mine: pd.DataFrame, theirs: pd.DataFrame) -> bool:
+    """Whether two evaluation tables were scored on the same base measurement: their step-0 rows (the base, one per
+    run) agree seed by seed, on every seed both hold, in pass@k, entropy, margin and length (to 1e-12 relative)."""
+    a, b = (frame[frame.step == 0].groupby("seed").first() for frame in (mine, theirs))
+    columns = [c for c in a.columns if (c.startswith("pass@") or c in ("entropy", "margin", "length"))
+               and c in b.columns]
+    seeds = sorted(set(a.index) & set(b.index))
+    return bool(np.allclose(a.loc[seeds, columns].to_numpy(float), b.loc[seeds, columns].to_numpy(float),
+                            rtol=1e-12, atol=0.0, equal_nan=True))
+
+
+def kept(path: Path, new: pd.DataFrame) -> pd.DataFrame:
+    """``new`` with the rows of the arms it does not hold kept from the file already at ``path``: an arm scored on
+    another day stays in the files (its units may be gone; the committed file is its record) and one scored now
+    replaces its own rows. Kept arms must have been scored on the same base: where the file's base rows (step 0) of a
+    seed differ from the ones measured now, it raises instead of mixing two bases in one file."""
+    if not path.is_file():
+        return new
+    old = pd.read_csv(path)
+    old = old[~old.method.isin(set(new.method))]
+    if old.empty:
+        return new
+    if "step" in new.columns and (new.step == 0).any():
+        for method, rows in old.groupby("method"):
+            if not same_base(new, rows):
+                raise ValueError(f"{path} holds {method} scored on another base than the one measured now; score "
+                                 "the arms together or move the file")
+    return pd.concat([old, new], ignore_index=True)[list(dict.fromkeys([*new.columns, *old.columns]))]
+
+
 def step_rows(table: pd.DataFrame) -> pd.DataFrame:
     """The training steps' rows of the runs' table (``kind`` "step"), without the columns only evaluations fill."""
     return table[table.kind == "step"].dropna(axis=1, how="all").drop(columns=["kind"])

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from real_model import (PAPER, PAPER_QUICK, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
-                        parse_advantages, step_rows)
+                        kept, parse_advantages, step_rows)
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -171,26 +171,38 @@ def main(argv: list[str] | None = None) -> int:
                   f"steps): largest absolute difference {same.max_abs_diff.max():.3g} over "
                   f"{len(same)} runs")
             time = time.assign(reproduced=float(same.max_abs_diff.max()))
-    write_atomic(figures / "real_model_longer_measured.csv", evals)
-    write_atomic(figures / "real_model_longer_steps.csv", step_rows(table))
-    write_atomic(figures / "real_model_longer_time.csv", time)
+    # an arm scored now replaces its own rows; the other arms' stay (their units may be gone: the files are their
+    # record), refused where they were scored on another base
+    try:
+        measured = kept(figures / "real_model_longer_measured.csv", evals)
+        steps = kept(figures / "real_model_longer_steps.csv", step_rows(table))
+        time_all = kept(figures / "real_model_longer_time.csv", time)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    write_atomic(figures / "real_model_longer_measured.csv", measured)
+    write_atomic(figures / "real_model_longer_steps.csv", steps)
+    write_atomic(figures / "real_model_longer_time.csv", time_all)
     signal = groups(out / "rollouts", sorted({(m, int(s)) for m, s in zip(table.method, table.seed)}))
     if signal is not None:
+        signal = kept(figures / "real_model_longer_groups.csv", signal)
         write_atomic(figures / "real_model_longer_groups.csv", signal)
-        bins = signal.assign(steps=(signal.step - 1) // 12 * 12 + 1).groupby("steps")[["mixed", "all_right",
-                                                                                     "all_wrong"]].mean()
+        bins = signal.assign(steps=(signal.step - 1) // 12 * 12 + 1).groupby(["method", "steps"], sort=False)[
+            ["mixed", "all_right", "all_wrong"]].mean()
         print("prompt groups a step, by 12 steps (mixed: the only ones a group-relative advantage learns from):")
         print(bins.round(3).to_string())
-    show = time.assign(cell=[f"{v:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for v, d, lo, hi in
-                             zip(time.value, time["diff"], time.lo, time.hi)])
+    show = time_all.assign(cell=[f"{v:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for v, d, lo, hi in
+                             zip(time_all.value, time_all["diff"], time_all.lo, time_all.hi)])
     print(f"each arm at a later step (its change from step {start} within each seed, 95% t interval over the seeds):")
     print(show.pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first",
                            sort=False).to_string())
-    print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv ({len(table.groupby(['method', 'seed']))} runs)")
+    print(f"wrote {figures / 'real_model_longer_measured.csv'}, _steps.csv and _time.csv "
+          f"({len(measured.groupby(['method', 'seed']))} runs, {len(table.groupby(['method', 'seed']))} scored now)")
     prediction_path = figures / "real_model_longer_prediction.csv"
     if prediction_path.is_file():  # the committed prediction (fadesim predict at 1x, 1.5x and 2x): the figure
-        early = shorter[shorter.method.isin(evals.method) & (shorter.step < start)] if shorter is not None else None
-        both = pd.concat([early, evals[evals.step > 0]], ignore_index=True) if early is not None else evals
+        early = shorter[shorter.method.isin(measured.method) & (shorter.step < start)] if shorter is not None else None
+        both = (pd.concat([early, measured[measured.step > 0]], ignore_index=True) if early is not None
+                else measured)
         drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, s.ks()[-1]),
                        title=f"{MODEL_NAMES.get(s.model, s.model)}, the {args.preset} preset trained to {s.steps} steps ({short.steps} in its "
                        "design)", steps_label=f"{s.prompts_per_step} prompts x {s.G} rollouts, AdamW lr {s.lr:g}",

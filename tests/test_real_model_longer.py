@@ -78,3 +78,11 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
     assert np.allclose(signal[["all_right", "all_wrong"]].sum(axis=1) + signal.mixed, 1.0)
     steps = pd.read_csv(figures / "real_model_longer_steps.csv")
     assert sorted(steps[steps.seed == 1].step) == list(range(1, 9))
+    # a second arm scored alone later (its own units only) keeps the first arm's rows in every file, unchanged
+    assert real_model_longer.main([*base, "--advantages", "focal:gamma=2", "--phase", "all"]) == 0
+    assert "(4 runs, 2 scored now)" in capsys.readouterr().out
+    for name, before in (("measured", measured), ("time", time), ("groups", signal), ("steps", steps)):
+        after = pd.read_csv(figures / f"real_model_longer_{name}.csv")
+        assert set(after.method) == {"grpo", "focal:gamma=2"}, name
+        pd.testing.assert_frame_equal(after[after.method == "grpo"][before.columns].reset_index(drop=True),
+                                      before.reset_index(drop=True), check_dtype=False, obj=name)
