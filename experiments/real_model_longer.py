@@ -4,7 +4,7 @@ step, AdamW lr 1e-5, the same seeds) but for ``LONG_STEPS`` steps, evaluated at 
 (``LONG_EVAL_STEPS``), so that one calibration at the paper's length (step 48) is checked at 1.5x and 2x it::
 
     python experiments/real_model_longer.py --phase train   # resumable; about 11 min a run on 2 cores
-    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time,groups}.csv, .png
+    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time,groups,questions}.csv
     python experiments/real_model_longer.py --preset paper-quick --out /tmp/longer   # the pipeline, tiny GPT-2
 
 Nothing in the bridge depends on the total number of steps (no learning-rate schedule; each step's rollouts are
@@ -102,6 +102,38 @@ def groups(folder: Path, runs: list[tuple[str, int]]) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True)[["method", "seed", "step", "mixed", "all_right", "all_wrong"]]
 
 
+def questions(table: pd.DataFrame) -> pd.DataFrame:
+    """Each evaluation question's count of correct samples at every evaluation of every run (the runs' ``eval`` rows:
+    method, seed, step, prompt, correct, n), what pass@k and ``churn`` are computed from."""
+    evals = table[table.kind == "eval"]
+    out = evals[["method", "seed", "step", "prompt", "correct", "n"]].astype({"seed": int, "step": int, "prompt": int,
+                                                                            "correct": int, "n": int})
+    return out.sort_values(["method", "seed", "step", "prompt"]).reset_index(drop=True)
+
+
+def churn(per_question: pd.DataFrame, start: int, threshold: float = 0.25) -> pd.DataFrame:
+    """Per arm and later step, how its evaluation questions moved from step ``start``, each question paired with itself
+    in the same seed: the mean pass rate and E[p (1 - p)] (= pass@2 - pass@1: how far the rates sit from 0 and 1) at
+    both steps, the share of questions at p >= 0.9 and at p = 0, and how many rose or fell by more than ``threshold``
+    (a net change near 0 with many moves both ways is churn, not a stop)."""
+    rows = []
+    for method, part in per_question.groupby("method", sort=False):
+        rate = part.assign(p=part.correct / part.n).pivot_table(index=["seed", "prompt"], columns="step", values="p")
+        if start not in rate.columns:
+            raise ValueError(f"real_model_longer: {method} has no evaluation at step {start}")
+        for step in sorted(c for c in rate.columns if c > start):
+            pair = rate[[start, step]].dropna()
+            a, b = pair[start], pair[step]
+            rows.append({"method": method, "from": start, "step": int(step), "questions": len(pair),
+                         "mean_from": float(a.mean()), "mean_to": float(b.mean()),
+                         "spread_from": float((a * (1 - a)).mean()), "spread_to": float((b * (1 - b)).mean()),
+                         "solved_from": float((a >= 0.9).mean()), "solved_to": float((b >= 0.9).mean()),
+                         "never_from": float((a == 0).mean()), "never_to": float((b == 0).mean()),
+                         "up": int((b - a > threshold).sum()), "down": int((a - b > threshold).sum()),
+                         "mean_abs_change": float((b - a).abs().mean())})
+    return pd.DataFrame(rows)
+
+
 def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...], *, title: str,
            steps_label: str, questions: int) -> Path:
     """pass@k against the training step, one panel per k: each arm's measured mean over seeds with its 95% t interval
@@ -183,6 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(figures / "real_model_longer_measured.csv", measured)
     write_atomic(figures / "real_model_longer_steps.csv", steps)
     write_atomic(figures / "real_model_longer_time.csv", time_all)
+    per_question = kept(figures / "real_model_longer_questions.csv", questions(table))
+    write_atomic(figures / "real_model_longer_questions.csv", per_question)
+    moved = churn(per_question, start)
+    print(f"evaluation questions from step {start}, each paired with itself (spread: E[p (1 - p)]; up / down: moved "
+          "by more than 0.25):")
+    print(moved.round(3).to_string(index=False))
     signal = groups(out / "rollouts", sorted({(m, int(s)) for m, s in zip(table.method, table.seed)}))
     if signal is not None:
         signal = kept(figures / "real_model_longer_groups.csv", signal)

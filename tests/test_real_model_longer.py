@@ -78,11 +78,36 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
     assert np.allclose(signal[["all_right", "all_wrong"]].sum(axis=1) + signal.mixed, 1.0)
     steps = pd.read_csv(figures / "real_model_longer_steps.csv")
     assert sorted(steps[steps.seed == 1].step) == list(range(1, 9))
+    per_question = pd.read_csv(figures / "real_model_longer_questions.csv")  # what pass@1 is the mean of
+    rate = per_question.assign(p=per_question.correct / per_question.n).groupby(["seed", "step"]).p.mean()
+    later = measured[measured.step > 0].set_index(["seed", "step"])["pass@1"]
+    np.testing.assert_allclose(rate.loc[later.index].to_numpy(), later.to_numpy(), rtol=0, atol=1e-12)
     # a second arm scored alone later (its own units only) keeps the first arm's rows in every file, unchanged
     assert real_model_longer.main([*base, "--advantages", "focal:gamma=2", "--phase", "all"]) == 0
     assert "(4 runs, 2 scored now)" in capsys.readouterr().out
-    for name, before in (("measured", measured), ("time", time), ("groups", signal), ("steps", steps)):
+    for name, before in (("measured", measured), ("time", time), ("groups", signal), ("steps", steps),
+                         ("questions", per_question)):
         after = pd.read_csv(figures / f"real_model_longer_{name}.csv")
         assert set(after.method) == {"grpo", "focal:gamma=2"}, name
         pd.testing.assert_frame_equal(after[after.method == "grpo"][before.columns].reset_index(drop=True),
                                       before.reset_index(drop=True), check_dtype=False, obj=name)
+
+
+def test_churn_pairs_each_question_with_itself_and_counts_moves_both_ways():
+    """Two seeds x three questions: rates at step 48 and 96 by hand; one question rises by 0.5, one falls by 0.5, the
+    rest stay, so the mean is unchanged while two questions moved more than 0.25."""
+    at48 = {(0, 0): 8, (0, 1): 0, (0, 2): 4, (1, 0): 8, (1, 1): 2, (1, 2): 8}
+    at96 = {(0, 0): 8, (0, 1): 4, (0, 2): 4, (1, 0): 4, (1, 1): 2, (1, 2): 8}
+    rows = [{"method": "grpo", "seed": seed, "step": step, "prompt": prompt, "correct": c, "n": 8}
+            for step, table in ((48, at48), (96, at96)) for (seed, prompt), c in table.items()]
+    out = real_model_longer.churn(pd.DataFrame(rows), 48).iloc[0]
+    a = np.array([1, 0, 0.5, 1, 0.25, 1])
+    b = np.array([1, 0.5, 0.5, 0.5, 0.25, 1])
+    assert out.questions == 6 and out.step == 96 and out["from"] == 48
+    assert out.mean_from == pytest.approx(a.mean()) and out.mean_to == pytest.approx(b.mean())
+    assert out.spread_from == pytest.approx(np.mean(a * (1 - a))) and out.spread_to == pytest.approx(np.mean(b * (1 - b)))
+    assert out.solved_from == pytest.approx(3 / 6) and out.solved_to == pytest.approx(2 / 6)
+    assert out.never_from == pytest.approx(1 / 6) and out.never_to == 0.0
+    assert (out.up, out.down) == (1, 1) and out.mean_abs_change == pytest.approx(1 / 6)
+    with pytest.raises(ValueError, match="no evaluation at step 24"):
+        real_model_longer.churn(pd.DataFrame(rows), 24)
