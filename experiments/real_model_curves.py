@@ -5,6 +5,7 @@ real model by the same command that scores it on the published runs::
     python experiments/real_model_curves.py            # writes paper_figures/real_model/smollm2_{curves,methods,training}.csv
     python experiments/real_model_curves.py --clock    # every checkpoint at its multiple: smollm2_clock_*.csv
     python experiments/real_model_curves.py --beside   # the paper experiment + the arms measured beside it
+    python experiments/real_model_curves.py --longer   # its checkpoints at 1x-4x, and 6x, 8x of the arms trained longer
     python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
         --methods paper_figures/real_model/smollm2_methods.csv --training paper_figures/real_model/smollm2_training.csv
 
@@ -66,17 +67,24 @@ def training(curves: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False) -> tuple[pd.DataFrame, pd.DataFrame]:
+def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False, longer: bool = False
+           ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(curves, methods) of the three settings (module docstring), from the committed measured files in ``folder``.
     ``clock``: instead, every checkpoint of each design, the first at 1x (where GRPO's pass@1 fixes the simulated
     length) and each later one at its multiple of it (steps 12 and 24 of the earlier designs at 1x and 2x; 12, 24, 36
     and 48 of the paper experiment at 1x .. 4x): one calibration predicting 2x, 3x and 4x the training.
     ``beside``: the paper experiment's setting alone, with the arms measured beside it under its settings and seeds
-    (``real_model_beside_measured.csv``, ``experiments/real_model_beside.py``) added to its arms."""
+    (``real_model_beside_measured.csv``, ``experiments/real_model_beside.py``) added to its arms.
+    ``longer`` (with ``clock``): the paper experiment's setting alone at every checkpoint, with the evaluations of the
+    arms trained past its length (``real_model_longer_measured.csv``, ``experiments/real_model_longer.py``: steps 72
+    and 96, 6x and 8x the first checkpoint) added to its arms."""
+    if longer and (beside or not clock):
+        raise ValueError("longer adds the arms trained past the paper experiment's length to its training-length "
+                         "setting: it needs clock and not beside")
     curves, methods = [], []
     earlier = (("real_model_measured.csv", "SmolLM2-135M / sums (issue 27), step 24", 24),
                ("real_model_prefilled_measured.csv", "SmolLM2-135M / sums prefilled, step 24", 24))
-    for name, setting, step in () if beside else earlier:
+    for name, setting, step in () if beside or longer else earlier:
         steps = {12: 1, 24: 2} if clock else {step: 1}
         c, m = literature_files(pd.read_csv(folder / name), setting.replace("step 24", "steps 12-24") if clock
                                 else setting, steps, SOURCE)
@@ -92,8 +100,19 @@ def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False) -> 
                              "experiment's; its arms do not belong to that setting")
         paper = pd.concat([paper, extra[extra.method != "base"]], ignore_index=True)
     steps = {12: 1, 24: 2, 36: 3, 48: 4} if clock else {48: 1}
-    c, m = literature_files(paper, f"SmolLM2-135M / paper experiment, {'steps 12-48' if clock else 'step 48'}", steps,
-                            SOURCE)
+    if longer:
+        extra = _long(pd.read_csv(folder / "real_model_longer_measured.csv"))
+        if not extra[extra.method == "base"].set_index("k").pass_at_k.equals(
+                paper[paper.method == "base"].set_index("k").pass_at_k):
+            raise ValueError("real_model_longer_measured.csv was scored against another base than the paper "
+                             "experiment's; its runs do not belong to that setting")
+        later = sorted(int(step) for step in extra.step.unique() if step > max(steps))
+        paper = pd.concat([paper, extra[extra.step.isin(later)]], ignore_index=True)
+        steps = {**steps, **{step: int(step / min(steps)) if step % min(steps) == 0 else step / min(steps)
+                             for step in later}}
+    last = max(steps)
+    c, m = literature_files(paper, f"SmolLM2-135M / paper experiment, {f'steps 12-{last}' if clock else 'step 48'}",
+                            steps, SOURCE)
     curves.append(c)
     methods.append(m)
     methods = pd.concat(methods, ignore_index=True)
@@ -111,10 +130,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="every checkpoint at its multiple of the first (smollm2_clock_{curves,methods}.csv)")
     ap.add_argument("--beside", action="store_true",
                     help="the paper experiment with the arms measured beside it (smollm2_beside[_clock]_*.csv)")
+    ap.add_argument("--longer", action="store_true",
+                    help="the paper experiment at every checkpoint with the arms trained past its length, at their "
+                         "multiples of the first (smollm2_longer_clock_*.csv; implies --clock)")
     args = ap.parse_args(argv)
-    curves, methods = export(clock=args.clock, beside=args.beside)
+    try:
+        curves, methods = export(clock=args.clock or args.longer, beside=args.beside, longer=args.longer)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
     out = Path(args.out)
-    name = "smollm2" + "_beside" * args.beside + "_clock" * args.clock
+    name = "smollm2" + "_beside" * args.beside + "_longer" * args.longer + "_clock" * (args.clock or args.longer)
     write_atomic(out / f"{name}_curves.csv", curves)
     write_atomic(out / f"{name}_methods.csv", methods)
     write_atomic(out / f"{name}_training.csv", training(curves))

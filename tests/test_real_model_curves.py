@@ -94,3 +94,38 @@ def test_the_beside_export_refuses_arms_scored_on_another_base(tmp_path):
     beside.to_csv(tmp_path / "real_model_beside_measured.csv", index=False)
     with pytest.raises(ValueError, match="another base"):
         real_model_curves.export(tmp_path, beside=True)
+
+
+def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_length(tmp_path):
+    """--longer: the paper setting alone at every checkpoint, the arms trained past its length at steps 72 and 96 read
+    at 6x and 8x the first checkpoint (each the mean over its seeds there), on the paper's own base; the committed
+    files are a fresh export; another base, or longer without the clock or with beside, is refused."""
+    assert real_model_curves.main(["--out", str(tmp_path), "--longer"]) == 0
+    for name in ("smollm2_longer_clock_curves.csv", "smollm2_longer_clock_methods.csv",
+                 "smollm2_longer_clock_training.csv"):
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / name), pd.read_csv(real_model_curves.FOLDER / name))
+    curves = load_curves(tmp_path / "smollm2_longer_clock_curves.csv")
+    methods = load_methods(tmp_path / "smollm2_longer_clock_methods.csv")
+    assert list(curves.setting.unique()) == ["SmolLM2-135M / paper experiment, steps 12-96"]
+    longer = pd.read_csv(real_model_curves.FOLDER / "real_model_longer_measured.csv")
+    table = curves.set_index(["method", "k"]).pass_at_k
+    for label in longer.method.unique():
+        for step, scale in ((72, 6), (96, 8)):
+            rows = longer[(longer.method == label) & (longer.step == step)]
+            assert len(rows) == 4 and methods[f"{label}@{step}"].steps_scale == scale
+            assert table[(f"{label}@{step}", 1)] == pytest.approx(rows["pass@1"].mean(), rel=1e-12)
+    clock = load_curves(real_model_curves.FOLDER / "smollm2_clock_curves.csv")  # the paper arms at steps 12-48
+    paper = clock[clock.setting == "SmolLM2-135M / paper experiment, steps 12-48"].set_index(["method", "k"]).pass_at_k
+    assert set(paper.index.get_level_values("method")) <= set(table.index.get_level_values("method"))
+    assert (table.loc[paper.index] == paper).all()
+    assert methods["grpo@48"].steps_scale == 4
+    for name in ("real_model_paper_measured.csv", "real_model_longer_measured.csv"):
+        (tmp_path / name).write_bytes((real_model_curves.FOLDER / name).read_bytes())
+    runs = pd.read_csv(tmp_path / "real_model_longer_measured.csv")
+    runs.loc[runs.step == 0, "pass@2"] += 0.01
+    runs.to_csv(tmp_path / "real_model_longer_measured.csv", index=False)
+    with pytest.raises(ValueError, match="another base"):
+        real_model_curves.export(tmp_path, clock=True, longer=True)
+    for bad in (dict(clock=False, longer=True), dict(clock=True, beside=True, longer=True)):
+        with pytest.raises(ValueError, match="needs clock and not beside"):
+            real_model_curves.export(real_model_curves.FOLDER, **bad)
