@@ -57,6 +57,17 @@ def _long(measured: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([base, out[out.step > 0]], ignore_index=True)
 
 
+def _on_the_papers_base(path: Path, paper: pd.DataFrame) -> pd.DataFrame:
+    """The runs measured in ``path`` (``_long``'s rows), refused unless their base is the paper experiment's own
+    (``paper``'s base rows): runs scored on another base do not belong to its setting."""
+    extra = _long(pd.read_csv(path))
+    if not extra[extra.method == "base"].set_index("k").pass_at_k.equals(
+            paper[paper.method == "base"].set_index("k").pass_at_k):
+        raise ValueError(f"{path.name} was scored against another base than the paper experiment's; its runs do not "
+                         "belong to that setting")
+    return extra
+
+
 def training(curves: pd.DataFrame) -> pd.DataFrame:
     """Each setting's batch in the schema of ``fadesim/data/literature/training.csv`` (the noise-scale clock's N): the
     two sums designs ran ``real_model.FULL``'s, the paper experiment ``real_model.PAPER``'s."""
@@ -93,19 +104,11 @@ def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False, lon
     paper = _long(pd.read_csv(folder / "real_model_paper_measured.csv"))
     paper = paper[paper.method.isin(("base", *PAPER_STATICS, PAPER_FADE))]
     if beside:
-        extra = _long(pd.read_csv(folder / "real_model_beside_measured.csv"))
-        if not extra[extra.method == "base"].set_index("k").pass_at_k.equals(
-                paper[paper.method == "base"].set_index("k").pass_at_k):
-            raise ValueError("real_model_beside_measured.csv was scored against another base than the paper "
-                             "experiment's; its arms do not belong to that setting")
+        extra = _on_the_papers_base(folder / "real_model_beside_measured.csv", paper)
         paper = pd.concat([paper, extra[extra.method != "base"]], ignore_index=True)
     steps = {12: 1, 24: 2, 36: 3, 48: 4} if clock else {48: 1}
     if longer:
-        extra = _long(pd.read_csv(folder / "real_model_longer_measured.csv"))
-        if not extra[extra.method == "base"].set_index("k").pass_at_k.equals(
-                paper[paper.method == "base"].set_index("k").pass_at_k):
-            raise ValueError("real_model_longer_measured.csv was scored against another base than the paper "
-                             "experiment's; its runs do not belong to that setting")
+        extra = _on_the_papers_base(folder / "real_model_longer_measured.csv", paper)
         later = sorted(int(step) for step in extra.step.unique() if step > max(steps))
         paper = pd.concat([paper, extra[extra.step.isin(later)]], ignore_index=True)
         steps = {**steps, **{step: int(step / min(steps)) if step % min(steps) == 0 else step / min(steps)

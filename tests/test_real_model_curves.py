@@ -86,13 +86,19 @@ def test_the_beside_export_adds_the_arms_measured_beside_the_paper_experiment(tm
     assert table[("base", 64)] == paper[paper.step == 0]["pass@64"].iloc[0]
 
 
+def _on_another_base(folder, name, column):
+    """The paper experiment's measured file and ``name`` copied into ``folder``, ``name``'s base moved by 0.01 in
+    ``column``."""
+    for part in ("real_model_paper_measured.csv", name):
+        (folder / part).write_bytes((real_model_curves.FOLDER / part).read_bytes())
+    runs = pd.read_csv(folder / name)
+    runs.loc[runs.step == 0, column] += 0.01
+    runs.to_csv(folder / name, index=False)
+
+
 def test_the_beside_export_refuses_arms_scored_on_another_base(tmp_path):
-    for name in ("real_model_paper_measured.csv", "real_model_beside_measured.csv"):
-        (tmp_path / name).write_bytes((real_model_curves.FOLDER / name).read_bytes())
-    beside = pd.read_csv(tmp_path / "real_model_beside_measured.csv")
-    beside.loc[beside.step == 0, "pass@4"] += 0.01
-    beside.to_csv(tmp_path / "real_model_beside_measured.csv", index=False)
-    with pytest.raises(ValueError, match="another base"):
+    _on_another_base(tmp_path, "real_model_beside_measured.csv", "pass@4")
+    with pytest.raises(ValueError, match="real_model_beside_measured.csv was scored against another base"):
         real_model_curves.export(tmp_path, beside=True)
 
 
@@ -119,12 +125,8 @@ def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_leng
     assert set(paper.index.get_level_values("method")) <= set(table.index.get_level_values("method"))
     assert (table.loc[paper.index] == paper).all()
     assert methods["grpo@48"].steps_scale == 4
-    for name in ("real_model_paper_measured.csv", "real_model_longer_measured.csv"):
-        (tmp_path / name).write_bytes((real_model_curves.FOLDER / name).read_bytes())
-    runs = pd.read_csv(tmp_path / "real_model_longer_measured.csv")
-    runs.loc[runs.step == 0, "pass@2"] += 0.01
-    runs.to_csv(tmp_path / "real_model_longer_measured.csv", index=False)
-    with pytest.raises(ValueError, match="another base"):
+    _on_another_base(tmp_path, "real_model_longer_measured.csv", "pass@2")
+    with pytest.raises(ValueError, match="real_model_longer_measured.csv was scored against another base"):
         real_model_curves.export(tmp_path, clock=True, longer=True)
     for bad in (dict(clock=False, longer=True), dict(clock=True, beside=True, longer=True)):
         with pytest.raises(ValueError, match="needs clock and not beside"):
