@@ -1507,6 +1507,28 @@ def added_runs_folders(out: str, preset: str, figures: str | None, paper: bool) 
     return where, folder
 
 
+def added_runs_arguments(ap: Any, name: str, figures_help: str) -> None:
+    """The flags every script that adds runs to a preset's design takes besides its arms: --seeds, --phase, --out
+    (default results/NAME) and --figures (``figures_help``: where the design's files are read and these written)."""
+    ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (default: the preset's seeds)")
+    ap.add_argument("--phase", choices=("all", "train", "score"), default="all")
+    ap.add_argument("--out", default=str(ROOT / "results" / name), help="result folder (resumable)")
+    ap.add_argument("--figures", default=None, help=f"{figures_help} (default paper_figures/real_model for --preset "
+                    "paper, else OUT/figures)")
+
+
+def added_runs(s: Settings, args: Any, arms: list[tuple[str, str, dict[str, Any]]], paper: bool, desc: str
+               ) -> tuple[Path, Path, pd.DataFrame, pd.DataFrame | None]:
+    """(result folder, figures folder, the runs' rows, their evaluation table) of a script that adds runs to a preset's
+    design, from its ``added_runs_arguments`` flags: ``added_runs_folders``, ``arms_runs`` (trained now, or loaded
+    where the phase is score), then ``eval_table`` on the stored base (None in the train phase, which scores nothing);
+    raises their ValueError or FileNotFoundError."""
+    out, figures = added_runs_folders(args.out, args.preset, args.figures, paper)
+    store, table = arms_runs(s, range(s.seeds if args.seeds is None else args.seeds), arms, out,
+                             only_stored=args.phase == "score", desc=desc)
+    return out, figures, table, None if args.phase == "train" else eval_table(s, table, base_counts(s, store))
+
+
 def main(argv: list[str] | None = None) -> int:
     s, mode, args = parse_settings(__doc__, QUICK, FULL, argv, ROOT, "real_model", presets=PRESETS)
     out = Path(args.out) / (f"{mode}_{s.tag}" if s.tag and s.tag != mode else mode)

@@ -33,8 +33,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (PAPER, PRESETS, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
-                        kept, parse_advantages, same_base, step_rows)
+from real_model import (PAPER, PRESETS, added_runs, added_runs_arguments, kept, parse_advantages,  # noqa: E402
+                        same_base, step_rows)
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -93,26 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", choices=sorted(PRESETS), default="paper",
                     help="the paper experiment's settings the arms run under (default paper)")
     ap.add_argument("--advantages", default=DEFAULT_ARMS, help=f"the arms (default {DEFAULT_ARMS})")
-    ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (default: the preset's seeds)")
-    ap.add_argument("--phase", choices=("all", "train", "score"), default="all")
-    ap.add_argument("--out", default=str(ROOT / "results" / "real_model_beside"), help="result folder (resumable)")
-    ap.add_argument("--figures", default=None,
-                    help="where the paper experiment's files are and these are written (default "
-                         "paper_figures/real_model for --preset paper, else OUT/figures)")
+    added_runs_arguments(ap, "real_model_beside", "where the paper experiment's files are and these are written")
     args = ap.parse_args(argv)
     s = PRESETS[args.preset]
     try:
         chosen = arms(args.advantages, args.preset)
-        out, figures = added_runs_folders(args.out, args.preset, args.figures, s is PAPER)
-        store, table = arms_runs(s, range(s.seeds if args.seeds is None else args.seeds), chosen, out,
-                                 only_stored=args.phase == "score", desc="real_model_beside")
+        _, figures, table, evals = added_runs(s, args, chosen, s is PAPER, "real_model_beside")
     except (ValueError, FileNotFoundError) as err:
         print(err, file=sys.stderr)
         return 2
-    if args.phase == "train":
+    if evals is None:  # the train phase
         return 0
-    base = base_counts(s, store)
-    evals = eval_table(s, table, base)
     steps = step_rows(table)
     try:  # the arms not scored now stay in the files, if they were scored on this base
         measured = kept(figures / "real_model_beside_measured.csv", evals)

@@ -30,8 +30,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (PAPER, PAPER_QUICK, added_runs_folders, arms_runs, base_counts, eval_table,  # noqa: E402
-                        kept, parse_advantages, step_rows)
+from real_model import (PAPER, PAPER_QUICK, added_runs, added_runs_arguments, kept,  # noqa: E402
+                        parse_advantages, step_rows)
 
 from fadesim.lab.results import write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -173,25 +173,17 @@ def main(argv: list[str] | None = None) -> int:
                                  epilog="\n".join(__doc__.splitlines()[1:]))
     ap.add_argument("--preset", choices=sorted(PRESETS), default="paper")
     ap.add_argument("--advantages", default="grpo", help="the arms (default grpo)")
-    ap.add_argument("--seeds", type=int, default=None, help="seeds 0 .. N-1 (default: the preset's seeds)")
-    ap.add_argument("--phase", choices=("all", "train", "score"), default="all")
-    ap.add_argument("--out", default=str(ROOT / "results" / "real_model_longer"), help="result folder (resumable)")
-    ap.add_argument("--figures", default=None, help="where the shorter runs' files are and these are written "
-                    "(default paper_figures/real_model for --preset paper, else OUT/figures)")
+    added_runs_arguments(ap, "real_model_longer", "where the shorter runs' files are and these are written")
     args = ap.parse_args(argv)
     s, short = PRESETS[args.preset], SHORT[args.preset]
     try:
-        chosen = parse_advantages(args.advantages)
-        out, figures = added_runs_folders(args.out, args.preset, args.figures, short is PAPER)
-        store, table = arms_runs(s, range(s.seeds if args.seeds is None else args.seeds), chosen, out,
-                                 only_stored=args.phase == "score", desc="real_model_longer")
+        out, figures, table, evals = added_runs(s, args, parse_advantages(args.advantages), short is PAPER,
+                                                "real_model_longer")
     except (ValueError, FileNotFoundError) as err:
         print(err, file=sys.stderr)
         return 2
-    if args.phase == "train":
+    if evals is None:  # the train phase
         return 0
-    base = base_counts(s, store)
-    evals = eval_table(s, table, base)
     start = short.steps
     time = over_time(evals[evals.step > 0], start)
     committed_path = figures / short.file("measured.csv")
@@ -244,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, s.ks()[-1]),
                        title=f"{MODEL_NAMES.get(s.model, s.model)}, the {args.preset} preset trained to {s.steps} steps ({short.steps} in its "
                        "design)", steps_label=f"{s.prompts_per_step} prompts x {s.G} rollouts, AdamW lr {s.lr:g}",
-                       questions=int(base.prompt.nunique()))
+                       questions=int(per_question.prompt.nunique()))
         print(f"figure: {drawn}")
     return 0
 
