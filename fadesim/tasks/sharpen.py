@@ -260,6 +260,12 @@ class Sharpen(Bandit):
         return out
 
 
+def _check_nonnegative(value: Any, name: str, zero: str = "") -> None:
+    """Refuse ``value`` unless it is a finite real number >= 0 (not a bool), naming ``name`` and what 0 means."""
+    if not (isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value) and value >= 0):
+        raise ValueError(f"{name} must be a finite number >= 0{f' (0: {zero})' if zero else ''}; got {value!r}")
+
+
 def make_sharpen(
     n_prompts: int = 128,
     n_answers: int = 16,
@@ -282,24 +288,16 @@ def make_sharpen(
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
-    if not (isinstance(sharpen_scale, (int, float)) and not isinstance(sharpen_scale, bool)
-            and np.isfinite(sharpen_scale) and sharpen_scale >= 0):
-        raise ValueError(f"sharpen_scale must be a finite number >= 0; got {sharpen_scale!r}")
-    if not (isinstance(skill_scale, (int, float)) and not isinstance(skill_scale, bool)
-            and np.isfinite(skill_scale) and skill_scale >= 0):
-        raise ValueError(f"skill_scale must be a finite number >= 0 (0: no skill direction); got {skill_scale!r}")
-    if not (isinstance(answer_scale, (int, float)) and not isinstance(answer_scale, bool)
-            and np.isfinite(answer_scale) and answer_scale >= 0):
-        raise ValueError(f"answer_scale must be a finite number >= 0 (0: no shared answer biases); got {answer_scale!r}")
+    _check_nonnegative(sharpen_scale, "sharpen_scale")
+    _check_nonnegative(skill_scale, "skill_scale", "no skill direction")
+    _check_nonnegative(answer_scale, "answer_scale", "no shared answer biases")
     if isinstance(reach_samples, bool) or int(reach_samples) != reach_samples or reach_samples < 0:
         raise ValueError(f"reach_samples must be an integer >= 0 (0: the skill reaches every prompt); "
                          f"got {reach_samples!r}")
     if reach_samples and not skill_scale:
         raise ValueError("reach_samples limits the skill to the prompts the base model reaches; it needs "
                          "skill_scale > 0")
-    if not (isinstance(transfer, (int, float)) and not isinstance(transfer, bool) and np.isfinite(transfer)
-            and transfer >= 0):
-        raise ValueError(f"transfer must be a finite number >= 0 (0: no transfer to held-out prompts); got {transfer!r}")
+    _check_nonnegative(transfer, "transfer", "no transfer to held-out prompts")
     if transfer and not (eval_prompts and tabular):
         raise ValueError("transfer carries the training prompts' own (tabular) learning to held-out prompts; it needs "
                          f"eval_prompts > 0 and tabular=True; got eval_prompts {eval_prompts!r}, tabular {tabular!r}")
