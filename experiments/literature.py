@@ -157,8 +157,9 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
-    direction, shared answer biases, skill reach, sharpness floor, transfer, first-order engine and trainer or
-    noise-scale clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_t{tau}", "_firstorder",
+    direction, shared answer biases, skill reach, sharpness floor, transfer, tail, first-order engine and trainer or
+    noise-scale clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_t{tau}", "_tail{H}",
+    "_firstorder",
     "_trainerclock" and
     "_noiseclock[rho]" (rho where it is not 1) where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
@@ -169,6 +170,7 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + (f"_reach{settings.reach_samples}" if settings.reach_samples else "")
             + ("_floor" if settings.floor_sharpness else "")
             + (f"_t{settings.transfer:g}" if settings.transfer else "")
+            + (f"_tail{settings.tail_entropy:g}" if settings.tail_entropy else "")
             + ("_firstorder" if settings.engine == "first_order" else "")
             + ("_trainerclock" if settings.clock == "trainer" else "")
             + (f"_noiseclock{'' if settings.noise_scale == 1 else f'{settings.noise_scale:g}'}"

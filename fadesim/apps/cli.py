@@ -456,6 +456,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transfer", type=float, default=None,
                    help=f"sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains "
                         f"(default {CHOSEN['transfer']:g}: none)")
+    p.add_argument("--tail-entropy", type=float, default=None,
+                   help=f"sharpen: each prompt's least likely wrong answer stands for e^H wrong answers, which "
+                        f"flattening the sharpness spreads mass onto (default {CHOSEN['tail_entropy']:g}: none)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

@@ -96,6 +96,21 @@ on), so the update is the task's without transfer; at the initial policy every g
 quantity read there (the clocks, the crossing theory, the first-order engine's path) is unchanged. 0 (the default):
 the task exactly as it was.
 
+``tail_entropy`` = H > 0 gives each prompt's answer set the tail an LLM's has: its least likely wrong answer under
+the base policy stands for e^H wrong answers, each e^H times less likely than it, so the prompt's base policy is
+unchanged (e^H x (l0 - H) in probability: the same mass) but the sharpness scales the tail's per-answer logit
+l0(t) - H while its multiplicity H stays: logit(n, t) = (1 + c s)(l0(n, t) - H) + H, i.e. the sharpened logits l0'
+(``sharpened``) are l0 with H taken off the tail answer, and H is added back unscaled. At the base temperature
+(s = 0) nothing changes; flattening (1 + c s < 1) moves mass onto the tail, which is wrong on every prompt, and at
+1 + c s = 0 each prompt's policy is e^H : 1 : ... : 1 over its tail and its K - 1 other answers (without it: uniform
+over K, every prompt solved at pass rate n_correct / K, which is what lets a small answer set's pass@64 reach 1 once
+the sharpness falls through 0). In the drift of s, dp_n/ds = c p_n (1 - p_n) (E_pi[l0' | correct] - E_pi[l0' | wrong]):
+the tail, low in l0', pulls E[l0' | wrong] down by about H times its share of the wrong mass, a share that grows as
+the sharpness falls, so every prompt's pull turns toward sharpening before the prior inverts (a restoring force
+with no floor: each advantage settles where its own prompt weights balance it). This is the temperature of an LLM,
+whose flattened policy spreads over a vast set of wrong sequences rather than over a few listed answers. 0 (the
+default): the task exactly as it was.
+
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
 """
@@ -138,6 +153,9 @@ class Sharpen(Bandit):
     transfer: float = 0.0  # tau: the share of its twin's learned log-odds a held-out prompt gains (0: none)
     # (N,) int, each held-out prompt's twin training prompt (``transfer``; a training prompt: itself), or None
     twin: Any = None
+    tail_entropy: float = 0.0  # H: the log multiplicity of each prompt's tail answer (``sharpened``; 0: none)
+    # (N, K) bool, True on each prompt's tail answer (its least likely wrong answer at the base policy), or None
+    tail: Any = None
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -193,7 +211,9 @@ class Sharpen(Bandit):
 
     def logits(self, params: dict[str, Any], xp: Any) -> Any:
         s = params["s"]
-        out = (1.0 + self.sharpen_scale * s) * xp.asarray(self.logits0, dtype=s.dtype)
+        out = (1.0 + self.sharpen_scale * s) * self.sharpened(xp, s.dtype)
+        if self.tail_entropy:
+            out = out + self.tail_entropy * xp.asarray(self.tail, dtype=s.dtype)
         if self.skill_scale:
             out = out + self.skill_scale * params["g"] * self.skilled(xp, s.dtype)
         if self.answer_scale:
@@ -228,8 +248,7 @@ class Sharpen(Bandit):
 
     def score(self, params: dict[str, Any], actions: Any, weights: Any, xp: Any) -> dict[str, Any]:
         dlogits = self.logit_gradient(params, actions, weights, xp)
-        l0 = xp.asarray(self.logits0, dtype=dlogits.dtype)
-        grads = {"s": self.sharpen_scale * xp.sum(dlogits * l0)}
+        grads = {"s": self.sharpen_scale * xp.sum(dlogits * self.sharpened(xp, dlogits.dtype))}
         if self.skill_scale:
             grads["g"] = self.skill_scale * xp.sum(dlogits * self.skilled(xp, dlogits.dtype))
         if self.answer_scale:
@@ -237,6 +256,12 @@ class Sharpen(Bandit):
         if self.tabular:
             grads["theta"] = dlogits
         return grads
+
+    def sharpened(self, xp: Any, dtype: Any) -> Any:
+        """(N, K) the logits the sharpness scales, l0': the base logits, less ``tail_entropy`` on each prompt's tail
+        answer (which gets it back unscaled: at s = 0 the policy is the base's); d logits / ds = c l0'."""
+        l0 = xp.asarray(self.logits0, dtype=dtype)
+        return l0 - self.tail_entropy * xp.asarray(self.tail, dtype=dtype) if self.tail_entropy else l0
 
     def skilled(self, xp: Any, dtype: Any) -> Any:
         """(N, K) 1.0 on the answers the skill raises (every correct answer of a reached prompt), else 0.0."""
@@ -285,6 +310,7 @@ def make_sharpen(
     reach_samples: int = 0,
     floor_sharpness: bool = False,
     transfer: float = 0.0,
+    tail_entropy: float = 0.0,
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
@@ -301,6 +327,7 @@ def make_sharpen(
     if transfer and not (eval_prompts and tabular):
         raise ValueError("transfer carries the training prompts' own (tabular) learning to held-out prompts; it needs "
                          f"eval_prompts > 0 and tabular=True; got eval_prompts {eval_prompts!r}, tabular {tabular!r}")
+    _check_nonnegative(tail_entropy, "tail_entropy", "no tail answer")
     if not isinstance(floor_sharpness, (bool, np.bool_)):
         raise ValueError(f"floor_sharpness must be True or False; got {floor_sharpness!r}")
     if not isinstance(tabular, (bool, np.bool_)):
@@ -343,12 +370,17 @@ def make_sharpen(
         held, train = order[evaluation[order]], order[~evaluation[order]]
         twin = np.arange(n_prompts)
         twin[held] = train[np.floor((np.arange(held.size) + 0.5) * train.size / held.size).astype(int)]
+    tail = None
+    if tail_entropy:  # each prompt's least likely wrong answer at the base policy (the first such, on a tie)
+        tail = np.zeros(base.correct.shape, dtype=bool)
+        tail[np.arange(n_prompts), np.argmin(np.where(base.correct, np.inf, logits), axis=1)] = True
     if not tabular and sharpen_scale == 0 and skill_scale == 0:
         raise ValueError("sharpen_scale = 0 and skill_scale = 0 with tabular=False leaves nothing to train")
     return Sharpen(logits0=base.logits0, correct=base.correct, sharpen_scale=float(sharpen_scale),
                    skill_scale=float(skill_scale), answer_scale=float(answer_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation,
-                   reach=reach, floor_sharpness=bool(floor_sharpness), transfer=float(transfer), twin=twin)
+                   reach=reach, floor_sharpness=bool(floor_sharpness), transfer=float(transfer), twin=twin,
+                   tail_entropy=float(tail_entropy), tail=tail)
 
 
 __all__ = ["Sharpen", "make_sharpen"]

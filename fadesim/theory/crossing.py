@@ -1,6 +1,8 @@
 """The pass@k crossover under shared sharpening, to first order (the ``sharpen`` task, ``fadesim.tasks.sharpen``).
 
-Logits (1 + c s) l0(n, .) + theta(n, .), policy pi_n, correct set C_n, pass rate p_n = pi_n(C_n). Derived and
+Logits (1 + c s) l0(n, .) + theta(n, .), policy pi_n, correct set C_n, pass rate p_n = pi_n(C_n); with a tail answer
+(``tail_entropy`` H > 0) l0 below is the sharpened logits ``Sharpen.sharpened`` (the base logits less H on each
+prompt's tail answer, which gets H back unscaled), the direction d logits / ds = c l0 every formula uses. Derived and
 checked in ``derivations/sharpen_crossing.py`` (sympy, exact enumeration of all groups) and against sampled batches
 in ``tests/test_sharpen.py``:
 
@@ -58,7 +60,7 @@ def _conditional_means(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.nda
     """(p, E[l0 | C], E[l0 | W]) per prompt under the task's current policy (float64; an empty side gives 0)."""
     logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
     pi = np.exp(sp.log_softmax(logits, np))
-    l0 = np.asarray(task.logits0, dtype=np.float64)
+    l0 = np.asarray(task.sharpened(np, np.float64))  # d logits / ds = c l0'
     correct = np.asarray(task.correct, dtype=bool)
     p = np.where(correct, pi, 0.0).sum(-1)
     on_c = np.where(correct, pi * l0, 0.0).sum(-1)
@@ -124,7 +126,7 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     params = task.init_params(np, np.float64) if params is None else params
     logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
     pi = np.exp(sp.log_softmax(logits, np))
-    l0 = np.asarray(task.logits0, dtype=np.float64)
+    l0 = np.asarray(task.sharpened(np, np.float64))  # d logits / ds = c l0'
     correct = np.asarray(task.correct, dtype=bool)
     p = np.where(correct, pi, 0.0).sum(-1)
     centred = l0 - (pi * l0).sum(-1, keepdims=True)

@@ -51,6 +51,7 @@ class ProtocolSettings:
     reach_samples: int = 0  # sharpen: the skill reaches only prompts the base solves within this many draws (0: all)
     floor_sharpness: bool = False  # sharpen: the shared sharpness never falls below its start (s >= 0)
     transfer: float = 0.0  # sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains
+    tail_entropy: float = 0.0  # sharpen: the log multiplicity of each prompt's tail of wrong answers (0: none)
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -78,11 +79,12 @@ class ProtocolSettings:
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
-                                   "floor_sharpness", "transfer")
+                                   "floor_sharpness", "transfer", "tail_entropy")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
-                             f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer) given with task "
+                             f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy) given "
+                             f"with task "
                              f"{self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
@@ -131,7 +133,8 @@ class ProtocolSettings:
 CHOSEN_2026_12_05: dict[str, Any] = {
     "task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1,
     "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified", "max_steps": 2000, "log_every": 20,
-    "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0}
+    "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
+    "tail_entropy": 0.0}
 
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
@@ -149,7 +152,7 @@ CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "n
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
-                "reach_samples", "floor_sharpness", "transfer")
+                "reach_samples", "floor_sharpness", "transfer", "tail_entropy")
 
 
 def for_task(task: str) -> dict[str, Any]:
@@ -158,7 +161,7 @@ def for_task(task: str) -> dict[str, Any]:
     clocks compare the sharpen task's shared directions)."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
                                          "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
-                                         "prompts_per_step": 0,
+                                         "tail_entropy": 0.0, "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
@@ -198,6 +201,7 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
+            + (f", tail of e^{settings.tail_entropy:g} wrong answers" if settings.tail_entropy else "")
             + (f", {b} prompt{'s' if b > 1 else ''} a step" if b else "")
             + (f", pass@k on {settings.eval_prompts} held-out prompts" if settings.eval_prompts else "")
             + (" (stratified)" if settings.eval_prompts and settings.eval_split == "stratified" else ""))
@@ -222,6 +226,7 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
         kw.update(sharpen_scale=settings.sharpen_scale, skill_scale=settings.skill_scale,
                   answer_scale=settings.answer_scale, reach_samples=settings.reach_samples,
                   floor_sharpness=settings.floor_sharpness, transfer=settings.transfer,
+                  tail_entropy=settings.tail_entropy,
                   prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
