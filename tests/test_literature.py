@@ -451,6 +451,32 @@ def test_the_skill_reach_and_sharpness_floor_reach_the_task_or_are_refused():
         ProtocolSettings(task="sharpen", optimizer="adam", eval_prompts=8, engine="first_order", floor_sharpness=True)
 
 
+def test_the_tail_reaches_the_task_its_name_and_the_predict_flag():
+    """tail_entropy goes from the protocol's settings to the calibrated task (same base logits, a tail answer a
+    prompt), is named in its description and in the literature files' names, and is another family's refusal."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import literature
+
+    from fadesim.lab.literature import CHOSEN, describe_task
+
+    base = {1: 0.30, 4: 0.55, 32: 0.80}
+    s = ProtocolSettings(**{**CHOSEN, "n_prompts": 24, "n_answers": 16, "n_correct": 2, "eval_prompts": 8,
+                            "tail_entropy": 6.0})
+    task, _ = calibrated_task(s, base)
+    plain, _ = calibrated_task(ProtocolSettings(**{**s.__dict__, "tail_entropy": 0.0}), base)
+    assert task.tail_entropy == 6.0 and task.tail.sum() == 24 and plain.tail is None
+    np.testing.assert_array_equal(plain.logits0, task.logits0)
+    plain_settings = ProtocolSettings(**{**s.__dict__, "tail_entropy": 0.0})
+    assert ", tail of e^6 wrong answers" in describe_task(s) and ", tail" not in describe_task(plain_settings)
+    assert (literature._sharpen_design(s)
+            == literature._sharpen_design(plain_settings).replace("_noiseclock", "_tail6_noiseclock"))
+    with pytest.raises(ValueError, match="tail_entropy: sharpen-task settings"):
+        ProtocolSettings(task="bandit", tail_entropy=1.0)
+
+
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
     match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""

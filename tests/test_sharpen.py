@@ -298,7 +298,7 @@ def test_numpy_and_jax_agree_with_the_skill_direction():
 def _sampled_group_gradients(task, prm, advantage, params, G, draws, rng):
     """(draws, N) per-prompt group gradients on s and g from the task's own code (its 1/N undone)."""
     call = advantage_call(SimConfig(advantage=advantage, advantage_params=params, G=G))
-    l0 = task.logits0
+    l0 = task.sharpened(np, np.float64)  # the base logits, less the tail's entropy where it has one
     n = task.n_prompts
     out = {"s": [], "g": []}
     for _ in range(draws):
@@ -726,3 +726,91 @@ def test_bad_transfer_settings_are_refused():
         ProtocolSettings(**{**CHOSEN, "transfer": 1.0, "eval_prompts": 0})
     with pytest.raises(ValueError, match="sharpen-task settings"):
         ProtocolSettings(task="bandit", transfer=1.0)
+
+
+def test_the_tail_answer_is_each_prompts_least_likely_wrong_one_and_leaves_the_base_policy():
+    """One tail answer a prompt, wrong, the smallest base logit among its wrong answers; at s = 0 the policy is the
+    task's without the tail (the logits differ by rounding only); at sharpness 0 (s = -1 / c, theta = 0, no skill)
+    each prompt's policy is e^H : 1 : ... : 1 over its tail and its K - 1 other answers, in closed form."""
+    H = 3.0
+    plain, task = make_task("sharpen", sharpen_scale=0.5, **SMALL), make_task("sharpen", sharpen_scale=0.5,
+                                                                              tail_entropy=H, **SMALL)
+    assert plain.tail is None and np.all(task.tail.sum(axis=1) == 1) and not np.any(task.tail & task.correct)
+    wrong = np.where(task.correct, np.inf, task.logits0)
+    np.testing.assert_array_equal(np.argmax(task.tail, axis=1), np.argmin(wrong, axis=1))
+    np.testing.assert_allclose(task.sharpened(np, np.float64), task.logits0 - H * task.tail, rtol=0, atol=0)
+    init = task.init_params(np, np.float64)
+    np.testing.assert_allclose(task.logits(init, np), plain.logits(init, np), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(task.exact(init, np)["pass_rate"], plain.exact(init, np)["pass_rate"], rtol=1e-12)
+    flat = dict(init, s=np.float64(-2.0))  # 1 + c s = 0
+    K, C = SMALL["n_answers"], SMALL["n_correct"]
+    np.testing.assert_allclose(task.exact(flat, np)["pass_rate"], C / (np.exp(H) + K - 1), rtol=1e-12)
+    np.testing.assert_allclose(plain.exact(flat, np)["pass_rate"], C / K, rtol=1e-12)
+
+
+def test_with_a_tail_the_sharpness_gradient_and_the_theorys_slopes_are_those_of_the_sharpened_logits():
+    """task.score's s entry equals central differences of the surrogate; the crossing theory's dp_n/ds (which reads
+    Sharpen.sharpened) equals central differences of the exact pass rates, at a flattened policy where the tail
+    matters."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=0.5, tail_entropy=4.0, **SMALL)
+    rng = np.random.default_rng(8)
+    prm = _skill_params(task, rng, s=-0.8)
+    G, N = 4, task.n_prompts
+    actions, weights = rng.integers(0, SMALL["n_answers"], size=(N, G)), rng.standard_normal((N, G))
+    surrogate = lambda prm_: float(np.sum(weights * task.logprob(prm_, actions, np)) / (G * N))  # noqa: E731
+    h = 1e-6
+    fd = (surrogate({**prm, "s": prm["s"] + h}) - surrogate({**prm, "s": prm["s"] - h})) / (2 * h)
+    assert task.score(prm, actions, weights, np)["s"] == pytest.approx(fd, rel=1e-6, abs=1e-9)
+    p, dp = pass_rate_slopes(task, prm)
+    rate = lambda s_: task.exact({**prm, "s": np.float64(s_)}, np)["pass_rate"]  # noqa: E731
+    np.testing.assert_allclose(p, rate(prm["s"]), rtol=1e-12)
+    np.testing.assert_allclose(dp, (rate(prm["s"] + h) - rate(prm["s"] - h)) / (2 * h), rtol=1e-5, atol=1e-9)
+
+
+def test_a_tail_turns_every_prompts_pull_toward_sharpening_at_a_flat_policy():
+    """At sharpness 0 without a tail the hard prompts lose from sharpening (their correct answers sit in the prior's
+    tail: dp/ds < 0 on some prompt); with a tail of e^8 answers, which a flat policy puts most of its mass on,
+    every prompt gains from sharpening (the restoring force that keeps the prior from inverting)."""
+    for H, sign in ((0.0, -1), (8.0, 1)):
+        task = make_task("sharpen", tail_entropy=H, **SMALL)
+        _, dp = pass_rate_slopes(task, dict(task.init_params(np, np.float64), s=np.float64(-1.0)))
+        assert (dp.min() < 0) if sign < 0 else (dp.min() > 0)
+
+
+@pytest.mark.parametrize("advantage", ["grpo", "nsr"])
+def test_direction_moments_with_a_tail_match_sampled_groups(advantage):
+    """The exact sharpness moments with a tail (on the sharpened logits) against 4000 sampled groups a prompt, at a
+    flattened policy: every prompt's mean within 4 standard errors."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, tail_entropy=3.0, **SMALL)
+    rng = np.random.default_rng(6)
+    prm = _skill_params(task, rng, s=-0.6)
+    draws = _sampled_group_gradients(task, prm, advantage, {}, 4, 4000, rng)["s"]
+    mu, _ = direction_moments(task, advantage, 4, prm)["s"]
+    se = draws.std(axis=0, ddof=1) / np.sqrt(len(draws)) + 1e-12
+    assert np.all(np.abs(draws.mean(0) - mu) < 4 * se)
+
+
+def test_a_tail_keeps_the_prior_from_inverting_and_runs_the_same_on_numpy_and_jax():
+    """All prompts hard (Beta(0.3, 8)) with a skill: without a tail GRPO drives the sharpness through 0 (the prior
+    inverts); with a tail of e^8 answers it stays above 0 on both seeds, with no projection, and the skill still
+    moves; numpy and jax agree step for step."""
+    kw = dict(n_prompts=32, n_answers=12, n_correct=2, difficulty=Stratified(Beta(0.3, 8.0)), prior="zipf", seed=1,
+              sharpen_scale=1.0, skill_scale=0.5, prompts_per_step=4)
+    cfg = SimConfig(advantage="grpo", G=4, steps=300, log_every=10, optimizer="adam", lr=0.1)
+    free, task = make_task("sharpen", **kw), make_task("sharpen", tail_entropy=8.0, **kw)
+    for seed in (0, 1):
+        assert simulate_reference(free, cfg, seed=seed).metrics["sharpness"].min() < 0.0
+        tailed = simulate_reference(task, cfg, seed=seed).metrics
+        assert tailed["sharpness"].min() > 0.0 and tailed["skill"][..., -1].min() > 5.0
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=60, log_every=10, optimizer="adam", lr=0.1),
+                            2, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_tail_settings_are_refused():
+    from fadesim.lab.literature import ProtocolSettings
+
+    for bad in (-1.0, float("inf"), True, "2"):
+        with pytest.raises(ValueError, match="tail_entropy must be a finite number >= 0"):
+            make_task("sharpen", tail_entropy=bad, **SMALL)
+    with pytest.raises(ValueError, match="tail_entropy: sharpen-task settings"):
+        ProtocolSettings(task="bandit", tail_entropy=4.0)
