@@ -157,8 +157,9 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
-    direction, shared answer biases, skill reach, sharpness floor, transfer, tail, first-order engine and trainer or
-    noise-scale clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}", "_floor", "_t{tau}", "_tail{H}",
+    direction, shared answer biases, skill reach (and its fallback), sharpness floor, transfer, tail, first-order engine
+    and trainer or noise-scale clock: "_b{B}", "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}[fallback]", "_floor",
+    "_t{tau}", "_tail{H}",
     "_firstorder",
     "_trainerclock" and
     "_noiseclock[rho]" (rho where it is not 1) where set."""
@@ -168,6 +169,7 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + (f"_d{settings.skill_scale:g}" if settings.skill_scale else "")
             + (f"_e{settings.answer_scale:g}" if settings.answer_scale else "")
             + (f"_reach{settings.reach_samples}" if settings.reach_samples else "")
+            + ("fallback" if settings.reach_fallback else "")
             + ("_floor" if settings.floor_sharpness else "")
             + (f"_t{settings.transfer:g}" if settings.transfer else "")
             + (f"_tail{settings.tail_entropy:g}" if settings.tail_entropy else "")
@@ -302,6 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         res = run_setting(setting, curves, methods, settings, training)
         results.append(res)
         how = "reached" if res["reached"] else "UNREACHABLE (never reached; scored at the closest logged step)"
+        if res.get("reach_dropped"):
+            how += " without the skill's reach (unreachable under it: reach_fallback)"
         print(f"\n{setting}: base fit {res['calibration'].family} "
               + ", ".join(f"{k} = {v:.3g}" for k, v in res["calibration"].params.items())
               + f" (max error {res['calibration'].max_abs_error:.4f}); {res['reference']} pass@1 {res['target']:.3f} "

@@ -477,6 +477,42 @@ def test_the_tail_reaches_the_task_its_name_and_the_predict_flag():
         ProtocolSettings(task="bandit", tail_entropy=1.0)
 
 
+def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_target_under_it(tmp_path):
+    """A skill reaching only the prompts the base solves in one draw (about 0.3 of them) holds GRPO under a target of
+    0.6 for 200 steps; with reach_fallback the setting is matched and run without the reach, the same numbers as a run
+    without it, and says so; without the fallback it stays unreachable; a reachable target (0.35) keeps the reach
+    (the same numbers as without the fallback)."""
+    def setting(target):
+        curves = tmp_path / f"curves{target}.csv"
+        curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
+            f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (target, 0.90))]
+            for k, v in zip((1, 32), vals)))
+        return load_curves(curves)
+
+    methods = tmp_path / "methods.csv"
+    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\n")
+    methods = load_methods(methods)
+    kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,
+              eval_prompts=24, n_answers=16, n_correct=2, max_steps=200, log_every=20, seeds=4, readout="interpolated")
+    hard = setting(0.6)
+    ours = run_setting("s", hard, methods, ProtocolSettings(**kw, reach_samples=1, reach_fallback=True))
+    free = run_setting("s", hard, methods, ProtocolSettings(**kw))
+    held = run_setting("s", hard, methods, ProtocolSettings(**kw, reach_samples=1))
+    assert ours["reach_dropped"] and ours["reached"] and not free["reach_dropped"]
+    assert ours["length"] == free["length"] < 200
+    pd.testing.assert_frame_equal(ours["table"], free["table"])
+    assert not held["reach_dropped"] and not held["reached"] and held["length"] == 200
+    easy = setting(0.35)
+    kept = run_setting("s", easy, methods, ProtocolSettings(**kw, reach_samples=1, reach_fallback=True))
+    plain = run_setting("s", easy, methods, ProtocolSettings(**kw, reach_samples=1))
+    assert not kept["reach_dropped"] and kept["reached"] and kept["length"] == plain["length"]
+    pd.testing.assert_frame_equal(kept["table"], plain["table"])
+    with pytest.raises(ValueError, match="reach_fallback .* needs reach_samples > 0"):
+        ProtocolSettings(**kw, reach_fallback=True)
+    with pytest.raises(ValueError, match="first_order engine does not take it"):
+        ProtocolSettings(**{**kw, "readout": "logged"}, reach_samples=1, reach_fallback=True, engine="first_order")
+
+
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
     match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""

@@ -10,6 +10,7 @@ run a quick simulation.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -315,7 +316,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         # the published methods, scored as the protocol does (at the user's batch under the noise-scale clock)
         scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
-        out = predict(base_curve, advantages, ps, steps=scored["length"], **batch)
+        # where reach_fallback dropped the skill's reach, the length was matched on the task without it
+        used = dataclasses.replace(ps, reach_samples=0, reach_fallback=False) if scored["reach_dropped"] else ps
+        out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),
+               "reach_dropped": scored["reach_dropped"]}
         grpo_pass1, reached = scored["target"], scored["reached"]
     else:
         out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps, **batch)
@@ -323,6 +327,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     cal = out["calibration"]
     how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
            f"{out['length']:g}" if steps is None else f"{out['length']:g} steps (given)")
+    if out["reach_dropped"]:
+        how += ", without the skill's reach (GRPO's target unreachable under it: --reach-fallback)"
     print(f"fadesim predict [{describe_task(ps)}, {describe_optimizer(ps)}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
           f"held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
@@ -456,6 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--transfer", type=float, default=None,
                    help=f"sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains "
                         f"(default {CHOSEN['transfer']:g}: none)")
+    p.add_argument("--reach-fallback", action=argparse.BooleanOptionalAction, default=None,
+                   help=f"sharpen: where GRPO cannot reach your pass@1 under the skill's reach, match and predict "
+                        f"without it (default {'on' if CHOSEN['reach_fallback'] else 'off'})")
     p.add_argument("--tail-entropy", type=float, default=None,
                    help=f"sharpen: each prompt's least likely wrong answer stands for e^H wrong answers, which "
                         f"flattening the sharpness spreads mass onto (default {CHOSEN['tail_entropy']:g}: none)")

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
-                                             match_reference, method_clocks, nearest_step, read_path, scored_setting,
+                                             matched_task, method_clocks, nearest_step, read_path, scored_setting,
                                              sim_config)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
@@ -38,14 +38,13 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     pub = curves[curves.setting == setting]
     ks = sorted(int(k) for k in pub.k.unique())
     base_curve = {int(r.k): float(r.pass_at_k) for r in pub[pub.method == BASE].itertuples()}
-    task, cal = calibrated_task(settings, base_curve)
     ref = reference_method(setting, curves, methods)
     tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
                              "the literature protocol")
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
-    length, reached, grid = match_reference(task, settings, tune, target, ks)
+    task, cal, length, reached, grid, dropped = matched_task(settings, base_curve, tune, target, ks)
 
     interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []
@@ -77,7 +76,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
     return {**scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
                              length, reached, read_at, grid, pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
@@ -145,4 +144,4 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     return {**scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
                              read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
                                  drop=True), pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": False}

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, match_length,
-                                             match_reference, nearest_step, read_path, sim_config)
+                                             matched_task, nearest_step, read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -53,7 +53,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
     ``residual`` (the held-out simulated GRPO's pass@1 where it is read minus ``grpo_pass1``; NaN where no default
-    ``grpo`` is among the advantages or a length was given) and ``read_at`` (label -> the step it was read at).
+    ``grpo`` is among the advantages or a length was given), ``read_at`` (label -> the step it was read at) and
+    ``reach_dropped`` (whether ``settings.reach_fallback`` dropped the skill's reach: ``matched_task``).
     With ``settings.readout == "interpolated"`` the length may fall between logged steps and every advantage is read
     there by linear interpolation. With ``settings.clock == "trainer"`` each advantage is read at the length x its
     trainer clock (``fadesim.theory.step_size.trainer_clock``) instead; with "noise", x its noise-scale clock at the
@@ -68,13 +69,14 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     if settings.clock == "noise" and rollouts_per_step is None:
         raise ValueError("the noise-scale clock needs the run's rollouts a step (prompts a step x rollouts a prompt)")
     ks = sorted(int(k) for k in base_curve)
-    task, cal = calibrated_task(settings, base_curve)
     tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds), "fadesim predict")
+    dropped = False
     if grpo_pass1 is not None:
         if not 0.0 < grpo_pass1 < 1.0:
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
-        length, reached, _ = match_reference(task, settings, tune, grpo_pass1, ks)
+        task, cal, length, reached, _, dropped = matched_task(settings, base_curve, tune, grpo_pass1, ks)
     else:
+        task, cal = calibrated_task(settings, base_curve)
         interpolated = settings.readout == "interpolated"
         if (isinstance(steps, bool) or not math.isfinite(float(steps)) or steps <= 0
                 or (not interpolated and int(steps) != steps) or (not interpolated and steps < 1)):
@@ -104,7 +106,7 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     table = pd.DataFrame(base_rows + rows)
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
             "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual,
-            "read_at": read_at}
+            "read_at": read_at, "reach_dropped": dropped}
 
 
 def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:

@@ -3,6 +3,7 @@ calibrated task, the length match and the scored result of one setting."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -49,6 +50,9 @@ class ProtocolSettings:
     skill_scale: float = 0.0  # sharpen: how far one unit of the shared skill raises every correct logit (0: none)
     answer_scale: float = 0.0  # sharpen: the answers' shared biases across prompts (0: none; Sharpen's docstring)
     reach_samples: int = 0  # sharpen: the skill reaches only prompts the base solves within this many draws (0: all)
+    # sharpen: a setting whose reference GRPO does not reach its target within max_steps under the skill's reach is
+    # calibrated and matched again without it (``matched_task``)
+    reach_fallback: bool = False
     floor_sharpness: bool = False  # sharpen: the shared sharpness never falls below its start (s >= 0)
     transfer: float = 0.0  # sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains
     tail_entropy: float = 0.0  # sharpen: the log multiplicity of each prompt's tail of wrong answers (0: none)
@@ -79,16 +83,23 @@ class ProtocolSettings:
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
-                                   "floor_sharpness", "transfer", "tail_entropy")
+                                   "floor_sharpness", "transfer", "tail_entropy", "reach_fallback")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
-                             f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy) given "
+                             f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy, "
+                             f"reach_fallback) given "
                              f"with task "
                              f"{self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
                              "reaches; it needs skill_scale > 0")
+        if self.reach_fallback and not self.reach_samples:
+            raise ValueError("reach_fallback drops the skill's reach where GRPO cannot reach its target under it; it "
+                             "needs reach_samples > 0")
+        if self.reach_fallback and self.engine == "first_order":
+            raise ValueError("reach_fallback is the simulated protocol's (run_setting, predict); the first_order engine "
+                             "does not take it (use engine 'simulate')")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
@@ -134,7 +145,7 @@ CHOSEN_2026_12_05: dict[str, Any] = {
     "task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1,
     "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified", "max_steps": 2000, "log_every": 20,
     "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
-    "tail_entropy": 0.0}
+    "tail_entropy": 0.0, "reach_fallback": False}
 
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
@@ -152,7 +163,7 @@ CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "n
 
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
-                "reach_samples", "floor_sharpness", "transfer", "tail_entropy")
+                "reach_samples", "floor_sharpness", "transfer", "tail_entropy", "reach_fallback")
 
 
 def for_task(task: str) -> dict[str, Any]:
@@ -161,7 +172,7 @@ def for_task(task: str) -> dict[str, Any]:
     clocks compare the sharpen task's shared directions)."""
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
                                          "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
-                                         "tail_entropy": 0.0, "prompts_per_step": 0,
+                                         "tail_entropy": 0.0, "reach_fallback": False, "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
@@ -177,7 +188,7 @@ def implied_by(task: str, flags: Mapping[str, Any], optimizer: str = "adam", mat
     for the default family's skill reach to limit, so it turns the reach off; a task, optimizer or match no clock
     applies to (``clocked``; ``optimizer`` and ``match`` the run's) puts the default family's noise-scale clock back
     to the simulator's, unless the flags name a clock themselves (then it is refused as given)."""
-    out = {**for_task(task), **({"reach_samples": 0} if flags.get("skill_scale") == 0 else {})}
+    out = {**for_task(task), **({"reach_samples": 0, "reach_fallback": False} if flags.get("skill_scale") == 0 else {})}
     out.pop("clock", None)
     if "clock" not in flags and not clocked(task, optimizer, match):
         out["clock"] = "simulator"
@@ -199,6 +210,7 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
             + (f", shared answers e = {settings.answer_scale:g}" if settings.answer_scale else "")
             + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
+            + (" (dropped where GRPO's target is unreachable under it)" if settings.reach_fallback else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
             + (f", tail of e^{settings.tail_entropy:g} wrong answers" if settings.tail_entropy else "")
@@ -321,6 +333,22 @@ def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int],
     match = crossing_point if settings.readout == "interpolated" else match_length
     length, reached = match(grid.steps, p1, target)
     return length, reached, pd.DataFrame({"step": grid.steps, "pass@1": p1})
+
+
+def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tune: Sequence[int], target: float,
+                 ks: Sequence[int]) -> tuple[Any, Any, float, bool, pd.DataFrame, bool]:
+    """Steps a-b: the task calibrated to ``base_curve`` and GRPO's matched length on it, as (task, calibration, length,
+    reached, grid, reach_dropped). With ``reach_fallback`` and a skill reach, a target GRPO does not reach within
+    max_steps under the reach is a published pass@1 beyond what the reach-limited family gives (RL went past the base's
+    reach, as on SmolLM2's sums, where it taught the sum): the task is built again without the reach (the same
+    calibration: the reach does not move the base policy) and matched there, and reach_dropped is True."""
+    task, cal = calibrated_task(settings, base_curve)
+    length, reached, grid = match_reference(task, settings, tune, target, ks)
+    if reached or not (settings.reach_fallback and settings.reach_samples):
+        return task, cal, length, reached, grid, False
+    task, cal = calibrated_task(dataclasses.replace(settings, reach_samples=0, reach_fallback=False), base_curve)
+    length, reached, grid = match_reference(task, settings, tune, target, ks)
+    return task, cal, length, reached, grid, True
 
 
 def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
