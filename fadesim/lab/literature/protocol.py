@@ -88,9 +88,7 @@ class ProtocolSettings:
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
                              f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy, "
-                             f"reach_fallback) given "
-                             f"with task "
-                             f"{self.task!r}")
+                             f"reach_fallback) given with task {self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
                              "reaches; it needs skill_scale > 0")
