@@ -481,7 +481,7 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
     """A skill reaching only the prompts the base solves in one draw (about 0.3 of them) holds GRPO under a target of
     0.6 for 200 steps; with reach_fallback the setting is matched and run without the reach, the same numbers as a run
     without it, and says so; without the fallback it stays unreachable; a reachable target (0.35) keeps the reach
-    (the same numbers as without the fallback)."""
+    (the same numbers as without the fallback); the first-order engine falls back alike."""
     def setting(target):
         curves = tmp_path / f"curves{target}.csv"
         curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
@@ -509,8 +509,12 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
     pd.testing.assert_frame_equal(kept["table"], plain["table"])
     with pytest.raises(ValueError, match="reach_fallback .* needs reach_samples > 0"):
         ProtocolSettings(**kw, reach_fallback=True)
-    with pytest.raises(ValueError, match="first_order engine does not take it"):
-        ProtocolSettings(**{**kw, "readout": "logged"}, reach_samples=1, reach_fallback=True, engine="first_order")
+    first = dict(kw, engine="first_order")  # the mean-field engine falls back the same way
+    ours = run_setting("s", hard, methods, ProtocolSettings(**first, reach_samples=1, reach_fallback=True))
+    free = run_setting("s", hard, methods, ProtocolSettings(**first))
+    assert ours["reach_dropped"] and ours["reached"] and ours["length"] == free["length"] < 200
+    pd.testing.assert_frame_equal(ours["table"], free["table"])
+    assert not run_setting("s", hard, methods, ProtocolSettings(**first, reach_samples=1))["reached"]
 
 
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):

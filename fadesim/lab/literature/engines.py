@@ -116,6 +116,12 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     grid = curve("grpo", {}, settings.max_steps)
     p1 = grid[grid.k == 1]
     length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
+    dropped = not reached and settings.reach_fallback and bool(settings.reach_samples)
+    if dropped:  # matched_task's fallback on the path: the same task without the skill's reach (same held-out split)
+        task, cal = calibrated_task(dataclasses.replace(settings, reach_samples=0, reach_fallback=False), base_curve)
+        grid = curve("grpo", {}, settings.max_steps)
+        p1 = grid[grid.k == 1]
+        length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
@@ -144,4 +150,4 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     return {**scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
                              read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
                                  drop=True), pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": False}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped}

@@ -95,9 +95,6 @@ class ProtocolSettings:
         if self.reach_fallback and not self.reach_samples:
             raise ValueError("reach_fallback drops the skill's reach where GRPO cannot reach its target under it; it "
                              "needs reach_samples > 0")
-        if self.reach_fallback and self.engine == "first_order":
-            raise ValueError("reach_fallback is the simulated protocol's (run_setting, predict); the first_order engine "
-                             "does not take it (use engine 'simulate')")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
