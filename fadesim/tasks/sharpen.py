@@ -107,9 +107,11 @@ over K, every prompt solved at pass rate n_correct / K, which is what lets a sma
 the sharpness falls through 0). In the drift of s, dp_n/ds = c p_n (1 - p_n) (E_pi[l0' | correct] - E_pi[l0' | wrong]):
 the tail, low in l0', pulls E[l0' | wrong] down by about H times its share of the wrong mass, a share that grows as
 the sharpness falls, so every prompt's pull turns toward sharpening before the prior inverts (a restoring force
-with no floor: each advantage settles where its own prompt weights balance it). This is the temperature of an LLM,
-whose flattened policy spreads over a vast set of wrong sequences rather than over a few listed answers. 0 (the
-default): the task exactly as it was.
+with no floor: each advantage settles where its own prompt weights balance it; a tail too small for an advantage's
+pull still lets it flatten into the tail, as focal gamma 3 does at H = 6 on the SmolLM2 paper experiment's task).
+This is the temperature of an LLM, whose flattened policy spreads over a vast set of wrong sequences rather than over
+a few listed answers (measured: paper_figures/literature/README.md, "A tail of wrong answers"). 0 (the default): the
+task exactly as it was.
 
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
