@@ -453,21 +453,26 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{CHOSEN['eval_prompts']}; 0: read on the trained prompts)")
     p.add_argument("--eval-split", default=None, choices=list(EVAL_SPLITS),
                    help="sharpen: which prompts are held out (default: the chosen family's)")
-    p.add_argument("--reach-samples", type=int, default=None,
-                   help=f"sharpen: the skill lifts only prompts the base solves within this many draws (default "
-                        f"{CHOSEN['reach_samples']}; 0: every prompt)")
-    p.add_argument("--floor-sharpness", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"sharpen: the shared sharpness never falls below its start (default "
-                        f"{'on' if CHOSEN['floor_sharpness'] else 'off'})")
-    p.add_argument("--transfer", type=float, default=None,
-                   help=f"sharpen: the share of its twin training prompt's learned log-odds a held-out prompt gains "
-                        f"(default {CHOSEN['transfer']:g}: none)")
-    p.add_argument("--reach-fallback", action=argparse.BooleanOptionalAction, default=None,
-                   help=f"sharpen: where GRPO cannot reach your pass@1 under the skill's reach, match and predict "
-                        f"without it (default {'on' if CHOSEN['reach_fallback'] else 'off'})")
-    p.add_argument("--tail-entropy", type=float, default=None,
-                   help=f"sharpen: each prompt's least likely wrong answer stands for e^H wrong answers, which "
-                        f"flattening the sharpness spreads mass onto (default {CHOSEN['tail_entropy']:g}: none)")
+
+    def sharpen_flag(flag: str, words: str, after: str = "") -> None:
+        """A sharpen-only flag whose None means the chosen family's value, which its help ends with (on / off for a
+        switch; the number and ``after`` otherwise)."""
+        value = CHOSEN[flag[2:].replace("-", "_")]
+        if isinstance(value, bool):
+            p.add_argument(flag, action=argparse.BooleanOptionalAction, default=None,
+                           help=f"sharpen: {words} (default {'on' if value else 'off'})")
+        else:
+            p.add_argument(flag, type=type(value), default=None, help=f"sharpen: {words} (default {value:g}{after})")
+
+    sharpen_flag("--reach-samples", "the skill lifts only prompts the base solves within this many draws",
+                 "; 0: every prompt")
+    sharpen_flag("--floor-sharpness", "the shared sharpness never falls below its start")
+    sharpen_flag("--transfer", "the share of its twin training prompt's learned log-odds a held-out prompt gains",
+                 ": none")
+    sharpen_flag("--reach-fallback", "where GRPO cannot reach your pass@1 under the skill's reach, match and predict "
+                 "without it")
+    sharpen_flag("--tail-entropy", "each prompt's least likely wrong answer stands for e^H wrong answers, which "
+                 "flattening the sharpness spreads mass onto", ": none")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "
