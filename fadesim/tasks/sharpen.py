@@ -98,20 +98,20 @@ the task exactly as it was.
 
 ``tail_entropy`` = H > 0 gives each prompt's answer set the tail an LLM's has: its least likely wrong answer under
 the base policy stands for e^H wrong answers, each e^H times less likely than it, so the prompt's base policy is
-unchanged (e^H x (l0 - H) in probability: the same mass) but the sharpness scales the tail's per-answer logit
-l0(t) - H while its multiplicity H stays: logit(n, t) = (1 + c s)(l0(n, t) - H) + H, i.e. the sharpened logits l0'
-(``sharpened``) are l0 with H taken off the tail answer, and H is added back unscaled. At the base temperature
-(s = 0) nothing changes; flattening (1 + c s < 1) moves mass onto the tail, which is wrong on every prompt, and at
-1 + c s = 0 each prompt's policy is e^H : 1 : ... : 1 over its tail and its K - 1 other answers (without it: uniform
-over K, every prompt solved at pass rate n_correct / K, which is what lets a small answer set's pass@64 reach 1 once
-the sharpness falls through 0). In the drift of s, dp_n/ds = c p_n (1 - p_n) (E_pi[l0' | correct] - E_pi[l0' | wrong]):
-the tail, low in l0', pulls E[l0' | wrong] down by about H times its share of the wrong mass, a share that grows as
-the sharpness falls, so every prompt's pull turns toward sharpening before the prior inverts (a restoring force
-with no floor: each advantage settles where its own prompt weights balance it; a tail too small for an advantage's
-pull still lets it flatten into the tail, as focal gamma 3 does at H = 6 on the SmolLM2 paper experiment's task).
-This is the temperature of an LLM, whose flattened policy spreads over a vast set of wrong sequences rather than over
-a few listed answers (measured: paper_figures/literature/README.md, "A tail of wrong answers"). 0 (the default): the
-task exactly as it was.
+unchanged (e^H answers at logit l0(t) - H carry e^l0(t) between them: the same mass) but the sharpness scales the
+tail's per-answer logit l0(t) - H while its multiplicity H stays: logit(n, t) = (1 + c s)(l0(n, t) - H) + H, i.e.
+the sharpened logits l0' (``sharpened``) are l0 with H taken off the tail answer, and H is added back unscaled. At
+the base temperature (s = 0) nothing changes; flattening (1 + c s < 1) moves mass onto the tail, which is wrong on
+every prompt, and at 1 + c s = 0 (no skill, per-prompt logits at 0) each prompt's policy is e^H : 1 : ... : 1 over
+its tail and its K - 1 other answers (without it: uniform over K, every prompt solved at pass rate n_correct / K,
+which is what lets a small answer set's pass@64 reach 1 once the sharpness falls through 0). In the drift of s,
+dp_n/ds = c p_n (1 - p_n) (E_pi[l0' | correct] - E_pi[l0' | wrong]): the tail, low in l0', pulls E[l0' | wrong] down
+by about H times its share of the wrong mass, a share that grows as the sharpness falls, so every prompt's pull
+turns toward sharpening before the prior inverts (a restoring force with no floor: each advantage settles where its
+own prompt weights balance it; a tail too small for an advantage's pull still lets it flatten into the tail, as
+focal gamma 3 does at H = 6 on the SmolLM2 paper experiment's task). This is the temperature of an LLM, whose
+flattened policy spreads over a vast set of wrong sequences rather than over a few listed answers (measured:
+paper_figures/literature/README.md, "A tail of wrong answers"). 0 (the default): the task exactly as it was.
 
 The exact metrics are the bandit's (pass rate, entropy, diversity from the logits); ``sharpness`` (1 + c s) is
 logged as its geometry.
