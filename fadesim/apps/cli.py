@@ -10,7 +10,6 @@ run a quick simulation.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import importlib.util
 import inspect
@@ -265,7 +264,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
                                         describe_task, extrapolations, for_task, implied_by, load_curves, load_methods,
                                         load_training, parse_advantages, predict,
-                                        run_setting, summary_line, support)
+                                        run_setting, summary_line, support, without_reach)
     from fadesim.lab.plots import forecast_figure
 
     source = args.curves or CURVES
@@ -317,7 +316,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
         # where reach_fallback dropped the skill's reach, the length was matched on the task without it
-        used = dataclasses.replace(ps, reach_samples=0, reach_fallback=False) if scored["reach_dropped"] else ps
+        used = without_reach(ps) if scored["reach_dropped"] else ps
         out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),
                "reach_dropped": scored["reach_dropped"]}
         grpo_pass1, reached = scored["target"], scored["reached"]

@@ -12,7 +12,7 @@ import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
                                              matched_task, method_clocks, nearest_step, read_path, scored_setting,
-                                             sim_config)
+                                             sim_config, without_reach)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -116,9 +116,9 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     grid = curve("grpo", {}, settings.max_steps)
     p1 = grid[grid.k == 1]
     length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
-    dropped = not reached and settings.reach_fallback and bool(settings.reach_samples)
+    dropped = not reached and settings.reach_fallback
     if dropped:  # matched_task's fallback on the path: the same task without the skill's reach (same held-out split)
-        task, cal = calibrated_task(dataclasses.replace(settings, reach_samples=0, reach_fallback=False), base_curve)
+        task, cal = calibrated_task(without_reach(settings), base_curve)
         grid = curve("grpo", {}, settings.max_steps)
         p1 = grid[grid.k == 1]
         length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)

@@ -339,11 +339,17 @@ def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tu
     calibration: the reach does not move the base policy) and matched there, and reach_dropped is True."""
     task, cal = calibrated_task(settings, base_curve)
     length, reached, grid = match_reference(task, settings, tune, target, ks)
-    if reached or not (settings.reach_fallback and settings.reach_samples):
+    if reached or not settings.reach_fallback:  # (reach_fallback is refused without a reach)
         return task, cal, length, reached, grid, False
-    task, cal = calibrated_task(dataclasses.replace(settings, reach_samples=0, reach_fallback=False), base_curve)
+    task, cal = calibrated_task(without_reach(settings), base_curve)
     length, reached, grid = match_reference(task, settings, tune, target, ks)
     return task, cal, length, reached, grid, True
+
+
+def without_reach(settings: ProtocolSettings) -> ProtocolSettings:
+    """The settings a ``reach_fallback`` setting is matched and run with once its reach is dropped (``matched_task``,
+    the first-order engine, ``fadesim predict``): the same, without the skill's reach or the fallback."""
+    return dataclasses.replace(settings, reach_samples=0, reach_fallback=False)
 
 
 def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
