@@ -324,17 +324,30 @@ def load_model(s: Settings) -> tuple[Any, Any, Any]:
     return tiny_gpt2(tok.vocab_size, seed=0, n_positions=128), tok, (lambda question: question + s.prefill)
 
 
+def _task_parts(s: Settings) -> tuple[list[dict[str, Any]], list[int]]:
+    """(each part's ChatArithmetic settings, the seed of its evaluation questions' draw), parts in order."""
+    if s.task == "graded":
+        return [dict(part) for part in GRADED_PARTS], [2000 + i for i in range(len(GRADED_PARTS))]
+    return [{"digits": d} for d in s.digit_list()], [1000 + d for d in s.digit_list()]
+
+
+def part_labels(s: Settings) -> list[str]:
+    """Each part's name, in the order of the evaluation questions (``eval_prompts`` of each): operands and digits,
+    e.g. "1-digit a + b + c" or "2-digit a + b, no carry"."""
+    names = []
+    for part in _task_parts(s)[0]:
+        operands = " + ".join("abcdefgh"[:part.get("ops", 1) + 1])
+        carry = {None: "", False: ", no carry", True: ", with carry"}[part.get("carries")]
+        names.append(f"{part['digits']}-digit {operands}{carry}")
+    return names
+
+
 def tasks(s: Settings, template: Any) -> tuple[Any, list[Any]]:
     """(the training task, the fixed evaluation problems from the evaluation split: eval_prompts per digit count for
     "sums", per part for "graded", parts in order)."""
     from fadesim.bridge.tasks import ChatArithmetic, TaskMixture, distinct_problems
 
-    if s.task == "graded":
-        parts = [dict(part) for part in GRADED_PARTS]
-        seeds = [2000 + i for i in range(len(parts))]
-    else:
-        parts = [{"digits": d} for d in s.digit_list()]
-        seeds = [1000 + d for d in s.digit_list()]
+    parts, seeds = _task_parts(s)
     train = TaskMixture(tuple(ChatArithmetic(**part, template=template) for part in parts))
     evaluation = [p for part, seed in zip(parts, seeds)
                   for p in distinct_problems(ChatArithmetic(**part, split="eval", template=template), s.eval_prompts,

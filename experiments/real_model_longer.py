@@ -4,7 +4,7 @@ step, AdamW lr 1e-5, the same seeds) but for ``LONG_STEPS`` steps, evaluated at 
 (``LONG_EVAL_STEPS``), so that one calibration at the paper's length (step 48) is checked at 1.5x and 2x it::
 
     python experiments/real_model_longer.py --phase train   # resumable; about 11 min a run on 2 cores
-    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time,groups,questions}.csv
+    python experiments/real_model_longer.py --phase score   # real_model_longer_{measured,steps,time,groups,questions,parts}.csv
     python experiments/real_model_longer.py --preset paper-quick --out /tmp/longer   # the pipeline, tiny GPT-2
 
 Nothing in the bridge depends on the total number of steps (no learning-rate schedule; each step's rollouts are
@@ -30,10 +30,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (PAPER, PAPER_QUICK, added_runs, added_runs_arguments, kept,  # noqa: E402
-                        parse_advantages, step_rows)
+from real_model import (PAPER, PAPER_QUICK, added_runs, added_runs_arguments, base_counts, kept,  # noqa: E402
+                        parse_advantages, part_labels, step_rows)
 
-from fadesim.lab.results import write_atomic  # noqa: E402
+from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
 
 #: twice the paper experiment's 48 steps, evaluated at its last step (the calibration) and at 1.5x and 2x it
@@ -134,6 +134,27 @@ def churn(per_question: pd.DataFrame, start: int, threshold: float = 0.25) -> pd
     return pd.DataFrame(rows)
 
 
+def by_part(per_question: pd.DataFrame, base: pd.DataFrame, labels: list[str], per_part: int) -> pd.DataFrame:
+    """Per arm, evaluation and part of the task (``labels``: the parts in the questions' order, ``per_part`` questions
+    each): the mean pass rate, the share of questions solved at least once in their n samples (pass@n, the largest k
+    measured) and the share at p >= 0.9, over every question x seed; the base model's evaluation (``base``: prompt,
+    correct, n) first as method "base" at step 0. Where the arms' large-k values differ, this says in which part."""
+    if len(labels) * per_part != base.prompt.nunique() or base.prompt.max() >= len(labels) * per_part:
+        raise ValueError(f"real_model_longer: {len(labels)} parts x {per_part} questions do not cover the "
+                         f"{base.prompt.nunique()} evaluation questions")
+    rows = pd.concat([base[["prompt", "correct", "n"]].assign(method="base", seed=0, step=0),
+                      per_question[["method", "seed", "step", "prompt", "correct", "n"]]], ignore_index=True)
+    p = rows.correct / rows.n
+    rows = rows.assign(part=[labels[i] for i in rows.prompt // per_part], pass_rate=p, solved=rows.correct > 0,
+                       high=p >= 0.9)
+    out = rows.groupby(["method", "step", "part"], sort=False).agg(
+        questions=("prompt", "size"), seeds=("seed", "nunique"), pass_rate=("pass_rate", "mean"),
+        solved=("solved", "mean"), high=("high", "mean")).reset_index()
+    order = {label: i for i, label in enumerate(labels)}
+    return out.sort_values(["method", "step", "part"], key=lambda c: c.map(order) if c.name == "part" else c,
+                           kind="stable").reset_index(drop=True)
+
+
 def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tuple[int, ...], *, title: str,
            steps_label: str, questions: int) -> Path:
     """pass@k against the training step, one panel per k: each arm's measured mean over seeds with its 95% t interval
@@ -209,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(figures / "real_model_longer_time.csv", time_all)
     per_question = kept(figures / "real_model_longer_questions.csv", questions(table))
     write_atomic(figures / "real_model_longer_questions.csv", per_question)
+    parts = by_part(per_question, base_counts(s, ResultStore(out)), part_labels(s), s.eval_prompts)
+    write_atomic(figures / "real_model_longer_parts.csv", parts)
+    print(f"each part of the task (pass rate; solved: at least once in {s.eval_samples} samples; high: p >= 0.9):")
+    print(parts.pivot_table(index=["method", "step"], columns="part", values=["pass_rate", "solved"], sort=False)
+          .round(3).to_string())
     moved = churn(per_question, start)
     print(f"evaluation questions from step {start}, each paired with itself (spread: E[p (1 - p)]; up / down: moved "
           "by more than 0.25):")

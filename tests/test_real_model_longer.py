@@ -49,6 +49,30 @@ def test_the_reproduction_check_reports_the_largest_difference_of_each_run():
     assert out.loc[0, "max_abs_diff"] == 0.0 and out.loc[1, "max_abs_diff"] == pytest.approx(0.02)
 
 
+def test_each_part_of_the_task_is_summarised_over_its_questions_and_seeds():
+    """Two parts of two questions; the base at step 0 and one arm at step 96 on two seeds, rates by hand: the mean
+    pass rate, the share solved at least once (pass@n) and the share at p >= 0.9, each over question x seed."""
+    base = pd.DataFrame({"prompt": [0, 1, 2, 3], "correct": [4, 0, 1, 0], "n": 8})
+    runs = pd.DataFrame([{"method": "grpo", "seed": seed, "step": 96, "prompt": prompt, "correct": c, "n": 8}
+                         for seed, counts in ((0, (8, 8, 0, 2)), (1, (8, 4, 0, 0))) for prompt, c in enumerate(counts)])
+    out = real_model_longer.by_part(runs, base, ["easy", "hard"], 2).set_index(["method", "part"])
+    assert list(out.index) == [("base", "easy"), ("base", "hard"), ("grpo", "easy"), ("grpo", "hard")]
+    assert out.loc[("base", "easy"), ["pass_rate", "solved", "high"]].tolist() == pytest.approx([0.25, 0.5, 0.0])
+    assert out.loc[("base", "hard"), ["pass_rate", "solved", "questions"]].tolist() == pytest.approx([1 / 16, 0.5, 2])
+    assert out.loc[("grpo", "easy"), ["pass_rate", "solved", "high", "seeds"]].tolist() == pytest.approx(
+        [28 / 32, 1.0, 0.75, 2])
+    assert out.loc[("grpo", "hard"), ["pass_rate", "solved", "high", "questions"]].tolist() == pytest.approx(
+        [2 / 32, 0.25, 0.0, 4])
+    with pytest.raises(ValueError, match="2 parts x 3 questions do not cover the 4 evaluation questions"):
+        real_model_longer.by_part(runs, base, ["easy", "hard"], 3)
+
+
+def test_the_graded_tasks_parts_are_named_by_operands_and_digits():
+    assert real_model.part_labels(real_model.PAPER) == ["1-digit a + b", "1-digit a + b + c",
+                                                        "2-digit a + b, no carry"]
+    assert real_model.part_labels(real_model.FULL) == ["1-digit a + b", "2-digit a + b"]
+
+
 def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_path, capsys):
     out, figures = tmp_path / "out", tmp_path / "figures"
     figures.mkdir()
@@ -82,6 +106,12 @@ def test_on_the_tiny_model_a_longer_runs_first_steps_are_the_shorter_run(tmp_pat
     rate = per_question.assign(p=per_question.correct / per_question.n).groupby(["seed", "step"]).p.mean()
     later = measured[measured.step > 0].set_index(["seed", "step"])["pass@1"]
     np.testing.assert_allclose(rate.loc[later.index].to_numpy(), later.to_numpy(), rtol=0, atol=1e-12)
+    parts = pd.read_csv(figures / "real_model_longer_parts.csv")  # the same questions, by part of the graded task
+    assert list(parts[parts.method == "base"].part) == real_model.part_labels(short)  # the base first, at step 0
+    assert (parts[parts.method == "base"].step == 0).all() and (parts[parts.method == "grpo"].seeds == 2).all()
+    whole = parts[parts.method == "grpo"].assign(w=lambda t: t.pass_rate * t.questions).groupby("step")
+    np.testing.assert_allclose((whole.w.sum() / whole.questions.sum()).loc[[4, 6, 8]].to_numpy(),
+                               later.groupby(level="step").mean().loc[[4, 6, 8]].to_numpy(), rtol=0, atol=1e-12)
     # a second arm scored alone later (its own units only) keeps the first arm's rows in every file, unchanged
     assert real_model_longer.main([*base, "--advantages", "focal:gamma=2", "--phase", "all"]) == 0
     assert "(4 runs, 2 scored now)" in capsys.readouterr().out
