@@ -12,6 +12,11 @@ Checked here, each residual simplifying to exactly 0:
    and advantage table), which with 2. gives E[g_s] = omega(p) dp/ds, omega = w / (p (1 - p));
 4. omega = alpha for every advantage alpha r + beta (PSR, NSR, W-REINFORCE, REINFORCE): the sign of the mass
    does not change the first-order drift of the shared sharpness.
+5. The skill's misfire on an unreached prompt (``misfire`` m: d log pi(a) / dg = m ([a = sc] - pi_sc), the shortcut
+   sc a wrong answer, q = pi_sc / (1 - p)): the group gradient on g has mean E_k[rho (k (1 - p) A+ - (G - k) p A-) / G]
+   with rho = -m q, and second moment E_k[(G - k) A-^2 m^2 q (1 - q) / G^2 + mean_k^2]
+   (``fadesim.theory.crossing._skill_rows``), by enumerating all K^G groups (K = 3: one correct answer, the
+   shortcut, one other wrong answer; G = 2, 3).
 """
 
 from __future__ import annotations
@@ -89,12 +94,39 @@ def affine_weight_residual() -> sp.Expr:
     return sp.simplify(w / (p * (1 - p)) - alpha)
 
 
+@lru_cache(maxsize=None)
+def misfire_residuals(G: int) -> tuple[sp.Expr, sp.Expr]:
+    """(mean, second moment) of the misfire's group gradient on g, enumerated, less the closed forms of 5."""
+    pi1, pi2 = sp.symbols("pi1 pi2", positive=True)
+    pi = [pi1, pi2, 1 - pi1 - pi2]  # answer 0 correct, answer 1 the shortcut, answer 2 another wrong answer
+    m = sp.Symbol("m", positive=True)
+    a_pos = [None] + list(sp.symbols(f"Aplus1:{G + 1}", real=True))
+    a_neg = list(sp.symbols(f"Aminus0:{G}", real=True)) + [None]
+    first = second = sp.Integer(0)
+    for seq in itertools.product(range(K), repeat=G):
+        prob = sp.Mul(*[pi[a] for a in seq])
+        k = sum(a == 0 for a in seq)
+        g = sum((a_pos[k] if a == 0 else a_neg[k]) * m * ((1 if a == 1 else 0) - pi[1]) for a in seq) / G
+        first += prob * g
+        second += prob * g**2
+    p, q = pi[0], pi[1] / (1 - pi[0])
+    mean_k = {k: -m * q * ((k * (1 - p) * a_pos[k] if k > 0 else 0) - ((G - k) * p * a_neg[k] if k < G else 0)) / G
+              for k in range(G + 1)}
+    var_k = {k: ((G - k) * a_neg[k] ** 2 * m**2 * q * (1 - q) / G**2 if k < G else 0) for k in range(G + 1)}
+    weight = {k: sp.binomial(G, k) * p**k * (1 - p) ** (G - k) for k in range(G + 1)}
+    return (sp.simplify(sp.expand(first - sum(weight[k] * mean_k[k] for k in weight))),
+            sp.simplify(sp.expand(second - sum(weight[k] * (var_k[k] + mean_k[k] ** 2) for k in weight))))
+
+
 def main() -> None:
     r1, r2 = score_residuals()
     print(f"d log pi / ds = c (l0 - E l0): residual {r1}; dp/ds = c p (1 - p) (E[l0|C] - E[l0|W]): residual {r2}")
     for (name, G), r in drift_residuals().items():
         print(f"E[g_s] = c w(p) (E[l0|C] - E[l0|W]), {name}, G = {G}: residual {r}")
     print(f"omega(p) = alpha for A = alpha r + beta (PSR, NSR, W-REINFORCE): residual {affine_weight_residual()}")
+    for G in GROUP_SIZES:
+        mean, second = misfire_residuals(G)
+        print(f"the misfire's gradient on g, G = {G}: mean residual {mean}, second-moment residual {second}")
 
 
 if __name__ == "__main__":

@@ -341,11 +341,13 @@ def test_predict_needs_a_setting_when_the_file_has_several(tmp_path, capsys):
 
 def test_predict_with_the_reach_fallback_says_when_it_drops_the_reach(tmp_path, capsys):
     """A pass@1 GRPO cannot reach under a one-draw reach: --reach-fallback matches it without the reach and says so;
-    a reachable one keeps the reach and says nothing of it; --tail-entropy reaches the task (its description)."""
+    a reachable one keeps the reach and says nothing of it; --tail-entropy, --reach-draw and --misfire reach the task
+    (its description)."""
     curves = _base_only(tmp_path)
     small = ["--seeds", "4", "--prompts", "48", "--eval-prompts", "24", "--skill-scale", "2", "--sharpen-scale", "0.5",
              "--prompts-per-step", "2", "--max-steps", "200", "--log-every", "20", "--reach-samples", "1",
-             "--reach-fallback", "--tail-entropy", "4", "--advantages", "grpo", "--out", str(tmp_path / "p.png")]
+             "--reach-fallback", "--tail-entropy", "4", "--reach-draw", "uniform", "--misfire", "0.5",
+             "--advantages", "grpo", "--out", str(tmp_path / "p.png")]
     assert main(["predict", "--curves", str(curves), "--grpo-pass1", "0.6", *small]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "GRPO pass@1 0.600 reached" in first and "without the skill's reach" in first
@@ -353,6 +355,7 @@ def test_predict_with_the_reach_fallback_says_when_it_drops_the_reach(tmp_path, 
     assert main(["predict", "--curves", str(curves), "--grpo-pass1", "0.33", *small]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert "GRPO pass@1 0.330 reached" in first and "without the skill's reach" not in first
+    assert "(its share drawn uniformly), misfiring m = 0.5 on the unreached" in first
 
 
 def test_predict_scores_a_settings_published_methods_and_ends_with_the_protocols_line(tmp_path, capsys):

@@ -208,6 +208,13 @@ def test_the_sharpening_drift_holds_symbolically():
     assert sharpen_crossing.affine_weight_residual() == 0
 
 
+def test_the_skills_misfire_moments_hold_symbolically():
+    """fadesim.theory.crossing._skill_rows: the misfire's group gradient on g, its mean and second moment by
+    enumerating every group of G = 2, 3 (a correct answer, the shortcut, another wrong one) against the closed forms."""
+    for G in sharpen_crossing.GROUP_SIZES:
+        assert sharpen_crossing.misfire_residuals(G) == (0, 0), G
+
+
 @pytest.mark.parametrize("script", ["group_relative", "sign_weighted", "pass_at_k", "difficulty", "fade",
                                     "entropy_law", "difficulty_tradeoff", "sign_axis_second_order",
                                     "sharpen_crossing"])

@@ -477,6 +477,37 @@ def test_the_tail_reaches_the_task_its_name_and_the_predict_flag():
         ProtocolSettings(task="bandit", tail_entropy=1.0)
 
 
+def test_a_uniform_reach_and_a_misfire_reach_the_task_its_name_and_the_fallbacks_settings():
+    """reach_draw and misfire go from the protocol's settings to the calibrated task (the same base logits, a
+    shortcut on each unreached prompt), are named in its description and the literature files' names, and the
+    fallback's settings without the reach drop them with it."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "experiments"))
+    import literature
+
+    from fadesim.lab.literature import CHOSEN, describe_task
+    from fadesim.lab.literature.protocol import without_reach
+
+    base = {1: 0.30, 4: 0.55, 32: 0.80}
+    s = ProtocolSettings(**{**CHOSEN, "n_prompts": 24, "n_answers": 16, "n_correct": 2, "eval_prompts": 8,
+                            "reach_samples": 4, "reach_draw": "uniform", "misfire": 0.5})
+    plain_settings = ProtocolSettings(**{**s.__dict__, "reach_draw": "base", "misfire": 0.0})
+    task, _ = calibrated_task(s, base)
+    plain, _ = calibrated_task(plain_settings, base)
+    assert task.misfire == 0.5 and plain.shortcut is None
+    assert (task.shortcut.sum(axis=1) == ~task.reach).all()
+    np.testing.assert_array_equal(plain.logits0, task.logits0)
+    assert " (its share drawn uniformly), misfiring m = 0.5 on the unreached" in describe_task(s)
+    assert "uniformly" not in describe_task(plain_settings) and "misfir" not in describe_task(plain_settings)
+    assert (literature._sharpen_design(s) == literature._sharpen_design(plain_settings).replace(
+        "_noiseclock", "_uniformreach_misfire0.5_noiseclock"))
+    dropped = without_reach(ProtocolSettings(**{**s.__dict__, "reach_fallback": True}))
+    assert (dropped.reach_samples, dropped.reach_draw, dropped.misfire, dropped.reach_fallback) == (0, "base", 0.0,
+                                                                                                    False)
+
+
 def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_target_under_it(tmp_path):
     """A skill reaching only the prompts the base solves in one draw (about 0.3 of them) holds GRPO under a target of
     0.6 for 200 steps; with reach_fallback the setting is matched and run without the reach, the same numbers as a run

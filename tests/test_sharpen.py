@@ -814,3 +814,99 @@ def test_bad_tail_settings_are_refused():
             make_task("sharpen", tail_entropy=bad, **SMALL)
     with pytest.raises(ValueError, match="tail_entropy: sharpen-task settings"):
         ProtocolSettings(task="bandit", tail_entropy=4.0)
+
+
+# ------------------------------------------------------------------------ a reach drawn uniformly; the skill's misfire
+def test_a_uniform_reach_keeps_the_share_and_draws_it_independently_of_the_pass_rate():
+    """reach_draw = "uniform": the reached share is still the base's pass@K_r (4 standard errors of a Bernoulli mean)
+    but the reached prompts' mean initial pass rate is the unreached ones' (within 4 standard errors of the
+    difference), where "base" reaches the easy prompts first."""
+    dist = Stratified(Beta(0.4, 2.0))
+    kw = dict(skill_scale=0.3, reach_samples=8, prior="zipf", seed=5)
+    by_base = make_sharpen(4000, 16, 2, dist, **kw)
+    uniform = make_sharpen(4000, 16, 2, dist, reach_draw="uniform", **kw)
+    p = by_base.exact(by_base.init_params(np, np.float64), np)["pass_rate"]
+    share = (1.0 - (1.0 - p) ** 8).mean()
+    assert abs(uniform.reach.mean() - share) < 4 * np.sqrt(share * (1 - share) / len(p))
+    for task, independent in ((uniform, True), (by_base, False)):
+        r = task.reach
+        gap = p[r].mean() - p[~r].mean()
+        se = np.sqrt(p[r].var() / r.sum() + p[~r].var() / (~r).sum())
+        assert bool(abs(gap) < 4 * se) == independent, (gap, se)
+
+
+def test_misfire_raises_each_unreached_prompts_most_likely_wrong_answer_and_lowers_its_pass_rate():
+    """misfire = m: the shortcut is each unreached prompt's most likely wrong answer at the base policy (none on a
+    reached prompt); a unit of g moves the reached prompts' correct logits by d and the shortcut by d m; on an
+    unreached prompt dp/dg = -d m p pi(shortcut) (central differences of the exact pass rates); task.score's g equals
+    central differences of the surrogate."""
+    d, m = 1.3, 0.8
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=d, reach_samples=2, misfire=m, **SMALL)
+    reach, cut = task.reach, task.shortcut
+    assert 0 < reach.sum() < len(reach)
+    assert not cut[reach].any() and (cut[~reach].sum(axis=1) == 1).all() and not (cut & task.correct).any()
+    wrong = np.where(task.correct, -np.inf, task.logits0)
+    np.testing.assert_array_equal(np.flatnonzero(cut[~reach].ravel()) % task.correct.shape[1],
+                                  np.argmax(wrong[~reach], axis=1))
+    rng = np.random.default_rng(7)
+    prm = _skill_params(task, rng)
+    moved = task.logits({**prm, "g": prm["g"] + 1.0}, np) - task.logits(prm, np)
+    np.testing.assert_allclose(moved, np.where(task.correct & reach[:, None], d, 0.0) + d * m * cut, atol=1e-12)
+    h = 1e-6
+    rate = lambda g: task.exact({**prm, "g": np.float64(g)}, np)["pass_rate"]  # noqa: E731
+    fd = (rate(prm["g"] + h) - rate(prm["g"] - h)) / (2 * h)
+    pi = np.exp(task.logprob(prm, np.argmax(cut, axis=1)[:, None], np))[:, 0]
+    p = rate(prm["g"])
+    np.testing.assert_allclose(fd[~reach], -d * m * p[~reach] * pi[~reach], rtol=1e-5, atol=1e-10)
+    assert (fd[~reach] < 0).all() and (fd[reach] > 0).all()
+    G, N = 4, task.n_prompts
+    actions, weights = rng.integers(0, 10, size=(N, G)), rng.standard_normal((N, G))
+    surrogate = lambda prm_: float(np.sum(weights * task.logprob(prm_, actions, np)) / (G * N))  # noqa: E731
+    fd_g = (surrogate({**prm, "g": prm["g"] + h}) - surrogate({**prm, "g": prm["g"] - h})) / (2 * h)
+    assert task.score(prm, actions, weights, np)["g"] == pytest.approx(fd_g, rel=1e-6, abs=1e-9)
+    assert make_task("sharpen", skill_scale=d, reach_samples=2, **SMALL).shortcut is None
+
+
+@pytest.mark.parametrize("advantage", ["grpo", "nsr"])
+def test_direction_moments_with_a_misfire_match_sampled_groups(advantage):
+    """The exact skill moments with a misfire (rho = -m q and the shortcut's variance on the unreached prompts)
+    against 4000 sampled groups a prompt: every prompt's mean within 4 standard errors and its variance within 4
+    standard errors of the sample variance; the unreached prompts' mean gradient on g below 0 where their pass rate
+    rises with their weight; the expected skill gradient the mean of the per-prompt means."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, reach_samples=2, misfire=1.5, **SMALL)
+    rng = np.random.default_rng(8)
+    prm = _skill_params(task, rng)
+    x = _sampled_group_gradients(task, prm, advantage, {}, 4, 4000, rng)["g"]
+    mu, var = direction_moments(task, advantage, 4, prm)["g"]
+    assert np.all(var[~task.reach] > 0)  # the shortcut's draw adds variance the reached prompts' gradient lacks
+    se = x.std(axis=0, ddof=1) / np.sqrt(len(x)) + 1e-12
+    assert np.all(np.abs(x.mean(0) - mu) < 4 * se)
+    centred = x - x.mean(0)
+    var_se = np.sqrt(np.maximum((centred ** 4).mean(0) - x.var(0) ** 2, 0.0) / len(x)) + 1e-12
+    assert np.all(np.abs(x.var(0, ddof=1) - var) < 4 * var_se)
+    assert expected_skill_gradient(task, advantage, 4, prm) == pytest.approx(mu.mean(), rel=1e-10)
+
+
+def test_numpy_and_jax_agree_with_a_misfire_and_a_uniform_reach():
+    task = make_task("sharpen", sharpen_scale=1.0, skill_scale=0.5, reach_samples=4, reach_draw="uniform",
+                     misfire=1.0, tail_entropy=3.0, prompts_per_step=4, **SMALL)
+    assert_jax_equals_numpy(task, SimConfig(advantage="grpo", G=4, steps=40, log_every=10, optimizer="adam", lr=0.1),
+                            2, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_reach_draw_and_misfire_settings_are_refused():
+    from fadesim.lab.literature import ProtocolSettings
+
+    with pytest.raises(ValueError, match="reach_draw must be one of base, uniform; got 'even'"):
+        make_task("sharpen", skill_scale=0.3, reach_samples=2, reach_draw="even", **SMALL)
+    with pytest.raises(ValueError, match="reach_draw = 'uniform' says how the reached prompts are drawn"):
+        make_task("sharpen", skill_scale=0.3, reach_draw="uniform", **SMALL)
+    for bad in (-1.0, float("nan"), True):
+        with pytest.raises(ValueError, match="misfire must be a finite number >= 0"):
+            make_task("sharpen", skill_scale=0.3, reach_samples=2, misfire=bad, **SMALL)
+    with pytest.raises(ValueError, match="misfire raises the shortcut answer .* needs reach_samples > 0"):
+        make_task("sharpen", skill_scale=0.3, misfire=1.0, **SMALL)
+    with pytest.raises(ValueError, match="misfire, reach_draw: sharpen-task settings"):
+        ProtocolSettings(task="bandit", reach_draw="uniform", misfire=1.0)
+    with pytest.raises(ValueError, match="reach_draw and misfire .* need reach_samples > 0"):
+        ProtocolSettings(task="sharpen", skill_scale=0.3, misfire=1.0)

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 
 from fadesim.lab.literature import CHOSEN, CLOCKS, ProtocolSettings, clocked
-from fadesim.tasks.sharpen import EVAL_SPLITS
+from fadesim.tasks.sharpen import EVAL_SPLITS, REACH_DRAWS
 from fadesim.sim.optim import OPTIMIZERS
 
 
@@ -472,6 +472,10 @@ def build_parser() -> argparse.ArgumentParser:
                  "without it")
     sharpen_flag("--tail-entropy", "each prompt's least likely wrong answer stands for e^H wrong answers, which "
                  "flattening the sharpness spreads mass onto", ": none")
+    p.add_argument("--reach-draw", default=None, choices=list(REACH_DRAWS),
+                   help=f"sharpen: base: the skill reaches each prompt by its own base pass rate; uniform: the same "
+                        f"share, drawn independently of it (default {CHOSEN['reach_draw']})")
+    sharpen_flag("--misfire", "how far the skill raises each unreached prompt's most likely wrong answer", ": none")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

@@ -70,6 +70,19 @@ written as a task: without it the skill is an oracle that lifts every prompt's c
 so a prompt the base never solves gains as much as one it solves half the time. 0 (the default): every prompt is
 reached, the task exactly as it was.
 
+``reach_draw`` = "uniform" draws the reached prompts independently of their pass rates, each with the same
+probability, the calibrated base's pass@K_r (the same expected share as "base", the default). ``misfire`` = m > 0
+makes the skill a shortcut: on every unreached prompt it raises the most likely wrong answer at the base policy by
+m g (``shortcut``), so d log pi(a | n) / dg = m ([a = shortcut_n] - pi(shortcut_n | n)) there and dp_n / dg =
+-m p_n pi(shortcut_n | n): the skill that lifts the reached prompts drives the others down, and an advantage that
+weights the hard prompts more (whose pull on g is then negative) learns it more slowly. Both are what the SmolLM2
+paper experiment's questions show by part (``paper_figures/real_model/README.md``, "Where the arms differ at large
+k"): the two-digit part, half of whose questions the base never solved in 64 draws, is learned by every arm, while
+the three-operand questions whose operands are all nonzero (base pass rate 0.061, the learned part's 0.046) are
+not, and GRPO, which learns the two-operand sum fastest, drives them below the base (pass rate 0.015, solved within
+64 draws 0.28 against the base's 0.78 at step 48) where focal gamma 3 keeps them above it (0.153, 0.92). Defaults
+("base", 0): the task exactly as it was.
+
 ``floor_sharpness`` = True keeps the sharpness 1 + c s at or above its start (s >= 0 after every update, a
 projection: ``constrain``): RL may sharpen the base's answer distribution, never flatten it below the base's own
 temperature. Without it, once the skill has lifted the correct answers, the hard prompts' pull on s (their correct
@@ -132,6 +145,10 @@ from fadesim.tasks.pass_rates import DifficultyDistribution
 #: initial pass rate, from a random start, so the held-out prompts' initial pass rates follow the same calibrated
 #: distribution as the whole set, and their base pass@k the curve the task was calibrated to)
 EVAL_SPLITS = ("random", "stratified")
+#: how ``reach_samples`` picks the reached prompts: "base" (prompt n with probability 1 - (1 - p_n)^K_r, its own base
+#: pass rate's) or "uniform" (every prompt with the same probability, the calibrated base's pass@K_r: the same
+#: expected share, drawn independently of each prompt's pass rate)
+REACH_DRAWS = ("base", "uniform")
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +175,9 @@ class Sharpen(Bandit):
     tail_entropy: float = 0.0  # H: the log multiplicity of each prompt's tail answer (``sharpened``; 0: none)
     # (N, K) bool, True on each prompt's tail answer (its least likely wrong answer at the base policy), or None
     tail: Any = None
+    misfire: float = 0.0  # m: how far one unit of the skill raises an unreached prompt's shortcut answer (0: none)
+    # (N, K) bool, True on each unreached prompt's shortcut (its most likely wrong answer at the base policy), or None
+    shortcut: Any = None
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -266,9 +286,11 @@ class Sharpen(Bandit):
         return l0 - self.tail_entropy * xp.asarray(self.tail, dtype=dtype) if self.tail_entropy else l0
 
     def skilled(self, xp: Any, dtype: Any) -> Any:
-        """(N, K) 1.0 on the answers the skill raises (every correct answer of a reached prompt), else 0.0."""
+        """(N, K) how far one unit of the skill raises each answer's logit: 1.0 on every correct answer of a reached
+        prompt, ``misfire`` on each unreached prompt's shortcut (``misfire`` > 0), else 0.0."""
         mask = xp.asarray(self.correct, dtype=dtype)
-        return mask if self.reach is None else mask * xp.asarray(self.reach, dtype=dtype)[:, None]
+        out = mask if self.reach is None else mask * xp.asarray(self.reach, dtype=dtype)[:, None]
+        return out + self.misfire * xp.asarray(self.shortcut, dtype=dtype) if self.misfire else out
 
     def constrain(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         """The parameters after an update, projected onto the task's constraints: s >= 0 where ``floor_sharpness``
@@ -313,6 +335,8 @@ def make_sharpen(
     floor_sharpness: bool = False,
     transfer: float = 0.0,
     tail_entropy: float = 0.0,
+    reach_draw: str = "base",
+    misfire: float = 0.0,
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
@@ -330,6 +354,15 @@ def make_sharpen(
         raise ValueError("transfer carries the training prompts' own (tabular) learning to held-out prompts; it needs "
                          f"eval_prompts > 0 and tabular=True; got eval_prompts {eval_prompts!r}, tabular {tabular!r}")
     _check_nonnegative(tail_entropy, "tail_entropy", "no tail answer")
+    if reach_draw not in REACH_DRAWS:
+        raise ValueError(f"reach_draw must be one of {', '.join(REACH_DRAWS)}; got {reach_draw!r}")
+    if reach_draw != "base" and not reach_samples:
+        raise ValueError(f"reach_draw = {reach_draw!r} says how the reached prompts are drawn; it needs "
+                         "reach_samples > 0")
+    _check_nonnegative(misfire, "misfire", "the skill leaves unreached prompts alone")
+    if misfire and not reach_samples:
+        raise ValueError("misfire raises the shortcut answer of the prompts the skill does not reach; it needs "
+                         "reach_samples > 0")
     if not isinstance(floor_sharpness, (bool, np.bool_)):
         raise ValueError(f"floor_sharpness must be True or False; got {floor_sharpness!r}")
     if not isinstance(tabular, (bool, np.bool_)):
@@ -365,7 +398,14 @@ def make_sharpen(
     reach = None
     if reach_samples:  # reached with probability 1 - (1 - p_n)^K_r: a correct answer among K_r base draws
         covered = -np.expm1(reach_samples * np.log1p(-np.minimum(initial, 1.0)))
+        if reach_draw == "uniform":  # the same expected share, independent of each prompt's own pass rate
+            covered = np.full(n_prompts, covered.mean())
         reach = np.random.default_rng([seed, 2]).random(n_prompts) < covered
+    shortcut = None
+    if misfire:  # each unreached prompt's most likely wrong answer at the base policy (the first such, on a tie)
+        shortcut = np.zeros(base.correct.shape, dtype=bool)
+        rows = np.flatnonzero(~reach)
+        shortcut[rows, np.argmax(np.where(base.correct, -np.inf, logits), axis=1)[rows]] = True
     twin = None
     if transfer:  # the j-th held-out prompt in order of initial pass rate takes the training prompt at its quantile
         order = np.argsort(initial, kind="stable")
@@ -382,7 +422,7 @@ def make_sharpen(
                    skill_scale=float(skill_scale), answer_scale=float(answer_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation,
                    reach=reach, floor_sharpness=bool(floor_sharpness), transfer=float(transfer), twin=twin,
-                   tail_entropy=float(tail_entropy), tail=tail)
+                   tail_entropy=float(tail_entropy), tail=tail, misfire=float(misfire), shortcut=shortcut)
 
 
 __all__ = ["Sharpen", "make_sharpen"]

@@ -41,6 +41,10 @@ in ``tests/test_sharpen.py``:
    wrong ones, spread over the tail: NSR's sharpening gradient is the noisier. A step that draws B of N prompts
    has per-step signal-to-noise ratio mean_n mu_n / sqrt((mean_n sigma_n^2 + (N - B) / (N - 1) Var_n mu_n) / B)
    (``direction_snr``), which an optimizer with a per-entry normaliser turns into a speed along each direction.
+   With a reach (``reach_samples``) the skill moves only the reached prompts; with ``misfire`` m it raises each
+   unreached prompt's shortcut (a wrong answer, probability pi_sc, q = pi_sc / (1 - p) of the wrong mass) instead,
+   so there dp_n / dg = -m p_n pi_sc, a group's mean gradient on g is -m q times the reached form, and a wrong
+   rollout adds variance m^2 q (1 - q) A-(k)^2 / G^2 (whether it is the shortcut).
 """
 
 from __future__ import annotations
@@ -109,13 +113,29 @@ def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mappi
     params = task.init_params(np, np.float64) if params is None else params
     p, _, _ = _conditional_means(task, params)
     w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
-    return float(task.skill_scale * np.mean(w * _reached(task)))
+    rho, _ = _skill_rows(task, params)
+    return float(task.skill_scale * np.mean(w * rho))
 
 
-def _reached(task: Sharpen) -> np.ndarray:
-    """(N,) 1.0 on the prompts the skill reaches (every prompt unless ``make_sharpen(reach_samples=...)``), else 0.0:
-    on an unreached prompt d log pi / dg = 0."""
-    return np.ones(task.n_prompts) if task.reach is None else np.asarray(task.reach, dtype=np.float64)
+def _skill_rows(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(rho, v) per prompt: a group's mean gradient on g given k correct is rho_n (k (1 - p) A+ - (G - k) p A-) / G,
+    and its variance given k is (G - k) A-^2 v_n / G^2. A reached prompt (every prompt unless ``make_sharpen(
+    reach_samples=...)``): rho = 1, v = 0 (d log pi / dg = 1[correct] - p, fixed by correctness). An unreached one:
+    rho = v = 0, or with ``misfire`` m the shortcut's d log pi / dg = m ([a = shortcut] - pi_sc): a correct rollout
+    gives -m pi_sc, a wrong one is the shortcut with probability q = pi_sc / (1 - p), so rho = -m q and
+    v = m^2 q (1 - q)."""
+    if task.reach is None:
+        return np.ones(task.n_prompts), np.zeros(task.n_prompts)
+    reached = np.asarray(task.reach, dtype=bool)
+    if not task.misfire:
+        return reached.astype(np.float64), np.zeros(task.n_prompts)
+    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
+    pi = np.exp(sp.log_softmax(logits, np))
+    wrong = np.where(np.asarray(task.correct, dtype=bool), 0.0, pi).sum(-1)
+    q = np.divide(np.where(np.asarray(task.shortcut, dtype=bool), pi, 0.0).sum(-1), wrong,
+                  out=np.zeros_like(wrong), where=wrong > 0)
+    m = task.misfire
+    return np.where(reached, 1.0, -m * q), np.where(reached, 0.0, m * m * q * (1.0 - q))
 
 
 def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
@@ -149,10 +169,12 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
         (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
     if task.skill_scale:
-        g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G * _reached(task)[:, None]
+        rho, v = _skill_rows(task, params)
+        g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G * rho[:, None]
+        g_var_k = nw * a_neg ** 2 * v[:, None] / G ** 2
         g_mean = (weight * g_k).sum(-1)
         out["g"] = (task.skill_scale * g_mean,
-                    task.skill_scale ** 2 * ((weight * g_k ** 2).sum(-1) - g_mean ** 2))
+                    task.skill_scale ** 2 * ((weight * (g_var_k + g_k ** 2)).sum(-1) - g_mean ** 2))
     return {k: (m, np.maximum(v, 0.0)) for k, (m, v) in out.items()}
 
 
