@@ -182,9 +182,11 @@ def figure(measured: pd.DataFrame, prediction: pd.DataFrame, path: Path, ks: tup
         ax.set_ylabel(f"pass@{k} on the {questions} evaluation questions")
         ax.set_title(f"pass@{k}")
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8, loc="lower right")
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    # below the panels, clear of the curves and the axis labels, however many arms there are
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, frameon=False)
     return save_figure(fig, path, dpi=110, bbox_inches="tight")
 
 
