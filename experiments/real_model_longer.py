@@ -151,7 +151,8 @@ def by_part(per_question: pd.DataFrame, base: pd.DataFrame, labels: list[str], p
         questions=("prompt", "size"), seeds=("seed", "nunique"), pass_rate=("pass_rate", "mean"),
         solved=("solved", "mean"), high=("high", "mean")).reset_index()
     order = {label: i for i, label in enumerate(labels)}
-    return out.sort_values(["method", "step", "part"], key=lambda c: c.map(order) if c.name == "part" else c,
+    rank = {"method": lambda c: c.where(c == "base", "~" + c), "part": lambda c: c.map(order)}  # base first
+    return out.sort_values(["method", "step", "part"], key=lambda c: rank.get(c.name, lambda x: x)(c),
                            kind="stable").reset_index(drop=True)
 
 

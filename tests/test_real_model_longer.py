@@ -57,6 +57,8 @@ def test_each_part_of_the_task_is_summarised_over_its_questions_and_seeds():
                          for seed, counts in ((0, (8, 8, 0, 2)), (1, (8, 4, 0, 0))) for prompt, c in enumerate(counts)])
     out = real_model_longer.by_part(runs, base, ["easy", "hard"], 2).set_index(["method", "part"])
     assert list(out.index) == [("base", "easy"), ("base", "hard"), ("grpo", "easy"), ("grpo", "hard")]
+    an_arm = real_model_longer.by_part(runs.assign(method="an_arm"), base, ["easy", "hard"], 2)
+    assert list(an_arm.method) == ["base", "base", "an_arm", "an_arm"]  # the base first, whatever the arms' names
     assert out.loc[("base", "easy"), ["pass_rate", "solved", "high"]].tolist() == pytest.approx([0.25, 0.5, 0.0])
     assert out.loc[("base", "hard"), ["pass_rate", "solved", "questions"]].tolist() == pytest.approx([1 / 16, 0.5, 2])
     assert out.loc[("grpo", "easy"), ["pass_rate", "solved", "high", "seeds"]].tolist() == pytest.approx(
