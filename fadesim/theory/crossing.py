@@ -60,10 +60,15 @@ from fadesim.theory.mass_profile import binomial_weights, profile
 from fadesim.theory.signal import group_update
 
 
+def _policy(task: Sharpen, params: Mapping[str, Any]) -> np.ndarray:
+    """(N, K) the task's policy at ``params``, in float64."""
+    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
+    return np.exp(sp.log_softmax(logits, np))
+
+
 def _conditional_means(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(p, E[l0 | C], E[l0 | W]) per prompt under the task's current policy (float64; an empty side gives 0)."""
-    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
-    pi = np.exp(sp.log_softmax(logits, np))
+    pi = _policy(task, params)
     l0 = np.asarray(task.sharpened(np, np.float64))  # d logits / ds = c l0'
     correct = np.asarray(task.correct, dtype=bool)
     p = np.where(correct, pi, 0.0).sum(-1)
@@ -111,14 +116,15 @@ def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mappi
                             signals: Mapping[str, Any] | None = None, **adv_params: Any) -> float:
     """E[grad_g] of one simulator step (``task.score(...)['g']`` averaged over rollouts), exactly, at ``params``."""
     params = task.init_params(np, np.float64) if params is None else params
-    p, _, _ = _conditional_means(task, params)
+    pi = _policy(task, params)
+    p = np.where(np.asarray(task.correct, dtype=bool), pi, 0.0).sum(-1)
     w, _ = group_update(profile(advantage, G, signals=signals, **adv_params), p)
-    rho, _ = _skill_rows(task, params)
+    rho, _ = _skill_rows(task, pi)
     return float(task.skill_scale * np.mean(w * rho))
 
 
-def _skill_rows(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """(rho, v) per prompt: a group's mean gradient on g given k correct is rho_n (k (1 - p) A+ - (G - k) p A-) / G,
+def _skill_rows(task: Sharpen, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rho, v) per prompt under the policy ``pi`` (N, K): a group's mean gradient on g given k correct is rho_n (k (1 - p) A+ - (G - k) p A-) / G,
     and its variance given k is (G - k) A-^2 v_n / G^2. A reached prompt (every prompt unless ``make_sharpen(
     reach_samples=...)``): rho = 1, v = 0 (d log pi / dg = 1[correct] - p, fixed by correctness). An unreached one:
     rho = v = 0, or with ``misfire`` m the shortcut's d log pi / dg = m ([a = shortcut] - pi_sc): a correct rollout
@@ -129,8 +135,6 @@ def _skill_rows(task: Sharpen, params: Mapping[str, Any]) -> tuple[np.ndarray, n
     reached = np.asarray(task.reach, dtype=bool)
     if not task.misfire:
         return reached.astype(np.float64), np.zeros(task.n_prompts)
-    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
-    pi = np.exp(sp.log_softmax(logits, np))
     wrong = np.where(np.asarray(task.correct, dtype=bool), 0.0, pi).sum(-1)
     q = np.divide(np.where(np.asarray(task.shortcut, dtype=bool), pi, 0.0).sum(-1), wrong,
                   out=np.zeros_like(wrong), where=wrong > 0)
@@ -144,8 +148,7 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     task has one, the shared skill ("g"): ``(1/G) sum_i A_i d log pi(a_i) / d(s or g)`` with the group's G rollouts
     drawn from the policy at ``params`` (the simulator's per-prompt term before its 1/N), as (mean (N,), var (N,))."""
     params = task.init_params(np, np.float64) if params is None else params
-    logits = np.asarray(task.logits({k: np.asarray(v, dtype=np.float64) for k, v in params.items()}, np))
-    pi = np.exp(sp.log_softmax(logits, np))
+    pi = _policy(task, params)
     l0 = np.asarray(task.sharpened(np, np.float64))  # d logits / ds = c l0'
     correct = np.asarray(task.correct, dtype=bool)
     p = np.where(correct, pi, 0.0).sum(-1)
@@ -169,7 +172,7 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
         (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
     if task.skill_scale:
-        rho, v = _skill_rows(task, params)
+        rho, v = _skill_rows(task, pi)
         g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G * rho[:, None]
         g_var_k = nw * a_neg ** 2 * v[:, None] / G ** 2
         g_mean = (weight * g_k).sum(-1)
