@@ -158,9 +158,9 @@ def figure(table: pd.DataFrame, comparisons: pd.DataFrame, path: Path, title: st
 def _sharpen_design(settings: ProtocolSettings) -> str:
     """The file-name part of a sharpen mini-batch, held-out evaluation (an "s" after it where stratified), skill
     direction, shared answer biases, skill reach (and its fallback), sharpness floor, transfer, tail, a reach drawn
-    uniformly, the skill's misfire, first-order engine and trainer or noise-scale clock: "_b{B}", "_eval{M}[s]",
-    "_d{d}", "_e{e}", "_reach{K}[fallback]", "_floor", "_t{tau}", "_tail{H}", "_uniformreach", "_misfire{m}",
-    "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is not 1) where set."""
+    uniformly, the skill's misfire, a learned shortcut, first-order engine and trainer or noise-scale clock: "_b{B}",
+    "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}[fallback]", "_floor", "_t{tau}", "_tail{H}", "_uniformreach",
+    "_misfire{m}", "_shortcut{f}", "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is not 1) where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
@@ -173,6 +173,7 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + (f"_tail{settings.tail_entropy:g}" if settings.tail_entropy else "")
             + ("_uniformreach" if settings.reach_draw == "uniform" else "")
             + (f"_misfire{settings.misfire:g}" if settings.misfire else "")
+            + (f"_shortcut{settings.shortcut_scale:g}" if settings.shortcut_scale else "")
             + ("_firstorder" if settings.engine == "first_order" else "")
             + ("_trainerclock" if settings.clock == "trainer" else "")
             + (f"_noiseclock{'' if settings.noise_scale == 1 else f'{settings.noise_scale:g}'}"

@@ -341,8 +341,8 @@ def test_predict_needs_a_setting_when_the_file_has_several(tmp_path, capsys):
 
 def test_predict_with_the_reach_fallback_says_when_it_drops_the_reach(tmp_path, capsys):
     """A pass@1 GRPO cannot reach under a one-draw reach: --reach-fallback matches it without the reach and says so;
-    a reachable one keeps the reach and says nothing of it; --tail-entropy, --reach-draw and --misfire reach the task
-    (its description)."""
+    a reachable one keeps the reach and says nothing of it; --tail-entropy, --reach-draw, --misfire and
+    --shortcut-scale reach the task (its description)."""
     curves = _base_only(tmp_path)
     small = ["--seeds", "4", "--prompts", "48", "--eval-prompts", "24", "--skill-scale", "2", "--sharpen-scale", "0.5",
              "--prompts-per-step", "2", "--max-steps", "200", "--log-every", "20", "--reach-samples", "1",
@@ -356,6 +356,8 @@ def test_predict_with_the_reach_fallback_says_when_it_drops_the_reach(tmp_path, 
     first = capsys.readouterr().out.splitlines()[0]
     assert "GRPO pass@1 0.330 reached" in first and "without the skill's reach" not in first
     assert "(its share drawn uniformly), misfiring m = 0.5 on the unreached" in first
+    assert main(["predict", "--curves", str(curves), "--grpo-pass1", "0.33", *small, "--shortcut-scale", "0.5"]) == 0
+    assert "misfiring m = 0.5 on the unreached, a learned shortcut f = 0.5" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_predict_scores_a_settings_published_methods_and_ends_with_the_protocols_line(tmp_path, capsys):

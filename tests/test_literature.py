@@ -477,10 +477,10 @@ def test_the_tail_reaches_the_task_its_name_and_the_predict_flag():
         ProtocolSettings(task="bandit", tail_entropy=1.0)
 
 
-def test_a_uniform_reach_and_a_misfire_reach_the_task_its_name_and_the_fallbacks_settings():
-    """reach_draw and misfire go from the protocol's settings to the calibrated task (the same base logits, a
-    shortcut on each unreached prompt), are named in its description and the literature files' names, and the
-    fallback's settings without the reach drop them with it."""
+def test_a_uniform_reach_a_misfire_and_a_learned_shortcut_reach_the_task_its_name_and_the_fallbacks_settings():
+    """reach_draw, misfire and shortcut_scale go from the protocol's settings to the calibrated task (the same base
+    logits, a shortcut on each unreached prompt), are named in its description and the literature files' names, and
+    the fallback's settings without the reach drop them with it."""
     import sys
     from pathlib import Path
 
@@ -492,20 +492,22 @@ def test_a_uniform_reach_and_a_misfire_reach_the_task_its_name_and_the_fallbacks
 
     base = {1: 0.30, 4: 0.55, 32: 0.80}
     s = ProtocolSettings(**{**CHOSEN, "n_prompts": 24, "n_answers": 16, "n_correct": 2, "eval_prompts": 8,
-                            "reach_samples": 4, "reach_draw": "uniform", "misfire": 0.5})
-    plain_settings = ProtocolSettings(**{**s.__dict__, "reach_draw": "base", "misfire": 0.0})
+                            "reach_samples": 4, "reach_draw": "uniform", "misfire": 0.5, "shortcut_scale": 0.7})
+    plain_settings = ProtocolSettings(**{**s.__dict__, "reach_draw": "base", "misfire": 0.0, "shortcut_scale": 0.0})
     task, _ = calibrated_task(s, base)
     plain, _ = calibrated_task(plain_settings, base)
-    assert task.misfire == 0.5 and plain.shortcut is None
+    assert task.misfire == 0.5 and task.shortcut_scale == 0.7 and plain.shortcut is None
+    assert "h" in task.init_params(np, np.float64) and "h" not in plain.init_params(np, np.float64)
     assert (task.shortcut.sum(axis=1) == ~task.reach).all()
     np.testing.assert_array_equal(plain.logits0, task.logits0)
-    assert " (its share drawn uniformly), misfiring m = 0.5 on the unreached" in describe_task(s)
-    assert "uniformly" not in describe_task(plain_settings) and "misfir" not in describe_task(plain_settings)
+    assert (" (its share drawn uniformly), misfiring m = 0.5 on the unreached, a learned shortcut f = 0.7"
+            in describe_task(s))
+    assert all(word not in describe_task(plain_settings) for word in ("uniformly", "misfir", "shortcut"))
     assert (literature._sharpen_design(s) == literature._sharpen_design(plain_settings).replace(
-        "_noiseclock", "_uniformreach_misfire0.5_noiseclock"))
+        "_noiseclock", "_uniformreach_misfire0.5_shortcut0.7_noiseclock"))
     dropped = without_reach(ProtocolSettings(**{**s.__dict__, "reach_fallback": True}))
-    assert (dropped.reach_samples, dropped.reach_draw, dropped.misfire, dropped.reach_fallback) == (0, "base", 0.0,
-                                                                                                    False)
+    assert (dropped.reach_samples, dropped.reach_draw, dropped.misfire, dropped.shortcut_scale,
+            dropped.reach_fallback) == (0, "base", 0.0, 0.0, False)
 
 
 def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_target_under_it(tmp_path):

@@ -296,16 +296,19 @@ def test_numpy_and_jax_agree_with_the_skill_direction():
 
 
 def _sampled_group_gradients(task, prm, advantage, params, G, draws, rng):
-    """(draws, N) per-prompt group gradients on s and g from the task's own code (its 1/N undone)."""
+    """(draws, N) per-prompt group gradients on s, g and (where the task has it) h from the task's own code (its 1/N
+    undone)."""
     call = advantage_call(SimConfig(advantage=advantage, advantage_params=params, G=G))
     l0 = task.sharpened(np, np.float64)  # the base logits, less the tail's entropy where it has one
     n = task.n_prompts
-    out = {"s": [], "g": []}
+    out = {"s": [], "g": [], **({"h": []} if task.shortcut_scale else {})}
     for _ in range(draws):
         ro = task.rollout(prm, rng.random((n, G)), np)
         dlogits = n * task.logit_gradient(prm, ro["actions"], call(ro["rewards"], {}, ro["logprobs"], {}), np)
         out["s"].append(task.sharpen_scale * (dlogits * l0).sum(-1))
         out["g"].append(task.skill_scale * (dlogits * task.skilled(np, np.float64)).sum(-1))
+        if task.shortcut_scale:
+            out["h"].append(task.shortcut_scale * (dlogits * task.shortcutted(np, np.float64)).sum(-1))
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -908,5 +911,99 @@ def test_bad_reach_draw_and_misfire_settings_are_refused():
         make_task("sharpen", skill_scale=0.3, misfire=1.0, **SMALL)
     with pytest.raises(ValueError, match="misfire, reach_draw: sharpen-task settings"):
         ProtocolSettings(task="bandit", reach_draw="uniform", misfire=1.0)
-    with pytest.raises(ValueError, match="reach_draw and misfire .* need reach_samples > 0"):
+    with pytest.raises(ValueError, match="reach_draw, misfire and shortcut_scale .* need reach_samples > 0"):
         ProtocolSettings(task="sharpen", skill_scale=0.3, misfire=1.0)
+
+
+# ------------------------------------------------------------------------------------------ a learned shortcut
+def test_the_learned_shortcut_moves_its_answers_on_both_sides_and_its_gradient_is_the_surrogates():
+    """shortcut_scale = f: a parameter h of its own (absent at f = 0, where the logits are the task's without it); a
+    unit of h raises every reached prompt's correct answers and each unreached prompt's shortcut by f and nothing
+    else; dp/dh = f p (1 - p) on a reached prompt and -f p pi(shortcut) on an unreached one (central differences of
+    the exact pass rates); task.score's h equals central differences of the surrogate; the skill g is left as it
+    is (no misfire: it moves the reached prompts alone)."""
+    f = 0.9
+    kw = dict(sharpen_scale=0.7, skill_scale=1.3, reach_samples=2, **SMALL)
+    task, plain = make_task("sharpen", shortcut_scale=f, **kw), make_task("sharpen", **kw)
+    assert set(task.init_params(np, np.float64)) == {"s", "g", "h", "theta"} and "h" not in plain.init_params(np, np.float64)
+    reach, cut = task.reach, task.shortcut
+    assert 0 < reach.sum() < len(reach) and not cut[reach].any() and (cut[~reach].sum(axis=1) == 1).all()
+    rng = np.random.default_rng(11)
+    prm = {**_skill_params(task, rng), "h": np.float64(-0.2)}
+    without = {k: v for k, v in prm.items() if k != "h"}
+    np.testing.assert_array_equal(task.logits({**prm, "h": np.float64(0.0)}, np), plain.logits(without, np))
+    moved = task.logits({**prm, "h": prm["h"] + 1.0}, np) - task.logits(prm, np)
+    np.testing.assert_allclose(moved, f * ((task.correct & reach[:, None]) | cut), atol=1e-12)
+    moved_g = task.logits({**prm, "g": prm["g"] + 1.0}, np) - task.logits(prm, np)
+    np.testing.assert_allclose(moved_g, np.where(task.correct & reach[:, None], 1.3, 0.0), atol=1e-12)
+    step = 1e-6
+    rate = lambda h: task.exact({**prm, "h": np.float64(h)}, np)["pass_rate"]  # noqa: E731
+    fd = (rate(prm["h"] + step) - rate(prm["h"] - step)) / (2 * step)
+    p = rate(prm["h"])
+    pi = np.exp(task.logprob(prm, np.argmax(cut, axis=1)[:, None], np))[:, 0]
+    np.testing.assert_allclose(fd[reach], f * p[reach] * (1 - p[reach]), rtol=1e-5, atol=1e-10)
+    np.testing.assert_allclose(fd[~reach], -f * p[~reach] * pi[~reach], rtol=1e-5, atol=1e-10)
+    G, N = 4, task.n_prompts
+    actions, weights = rng.integers(0, 10, size=(N, G)), rng.standard_normal((N, G))
+    surrogate = lambda prm_: float(np.sum(weights * task.logprob(prm_, actions, np)) / (G * N))  # noqa: E731
+    fd_h = (surrogate({**prm, "h": prm["h"] + step}) - surrogate({**prm, "h": prm["h"] - step})) / (2 * step)
+    assert task.score(prm, actions, weights, np)["h"] == pytest.approx(fd_h, rel=1e-6, abs=1e-9)
+    assert float(task.geometry(prm, np)["shortcut"]) == pytest.approx(f * -0.2)
+
+
+@pytest.mark.parametrize("advantage", ["grpo", "nsr"])
+def test_the_learned_shortcuts_moments_are_a_misfiring_skills_and_match_sampled_groups(advantage):
+    """direction_moments' "h": exactly the "g" rows of a task whose skill has scale f and misfire 1 (same reach,
+    same shortcut, same policy), and against 4000 sampled groups a prompt every prompt's mean within 4 standard
+    errors and its variance within 4 standard errors of the sample variance; an unreached prompt's mean gradient on
+    h is below 0 where it has correct rollouts to weigh, a reached one's above."""
+    f = 1.1
+    kw = dict(sharpen_scale=0.7, reach_samples=2, **SMALL)
+    task = make_task("sharpen", skill_scale=0.6, shortcut_scale=f, **kw)
+    twin = make_task("sharpen", skill_scale=f, misfire=1.0, **kw)
+    rng = np.random.default_rng(12)
+    prm = {**_skill_params(task, rng), "h": np.float64(0.3)}
+    # the twin at g = h, its per-prompt logits carrying the task's skill: the same logits, so the same policy
+    twin_prm = {"s": prm["s"], "theta": prm["theta"] + 0.6 * prm["g"] * task.skilled(np, np.float64), "g": prm["h"]}
+    np.testing.assert_allclose(twin.logits(twin_prm, np), task.logits(prm, np), atol=1e-12)
+    mu, var = direction_moments(task, advantage, 4, prm)["h"]
+    twin_mu, twin_var = direction_moments(twin, advantage, 4, twin_prm)["g"]
+    np.testing.assert_allclose(mu, twin_mu, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(var, twin_var, rtol=1e-12, atol=1e-15)
+    assert (mu[task.reach] > 0).all() and (mu[~task.reach] < 0).all()
+    x = _sampled_group_gradients(task, prm, advantage, {}, 4, 4000, rng)["h"]
+    se = x.std(axis=0, ddof=1) / np.sqrt(len(x)) + 1e-12
+    assert np.all(np.abs(x.mean(0) - mu) < 4 * se)
+    centred = x - x.mean(0)
+    var_se = np.sqrt(np.maximum((centred ** 4).mean(0) - x.var(0) ** 2, 0.0) / len(x)) + 1e-12
+    assert np.all(np.abs(x.var(0, ddof=1) - var) < 4 * var_se)
+
+
+def test_the_mean_field_path_moves_the_learned_shortcut_and_numpy_and_jax_agree():
+    """adam_path follows h as it follows s and g (its first step lr mu / (sqrt(mu^2 + var) + eps) from
+    step_moments' "h"); the jax simulator equals the numpy reference with a learned shortcut."""
+    task = make_task("sharpen", sharpen_scale=0.7, skill_scale=1.2, reach_samples=2, shortcut_scale=0.8,
+                     tabular=False, **SMALL)
+    mu, var = step_moments(task, "grpo", 4, 3)["h"]
+    one = adam_path(task, "grpo", 4, 1, 0.05, 3, every=1)
+    assert one["h"][1] == pytest.approx(0.05 * mu / (np.sqrt(mu * mu + var) + 1e-8), rel=1e-12) and mu != 0
+    assert not adam_path(make_task("sharpen", skill_scale=1.2, reach_samples=2, tabular=False, **SMALL),
+                         "grpo", 4, 1, 0.05, 3, every=1)["h"].any()
+    tabular = make_task("sharpen", sharpen_scale=1.0, skill_scale=0.5, reach_samples=4, reach_draw="uniform",
+                        shortcut_scale=0.7, tail_entropy=3.0, prompts_per_step=4, **SMALL)
+    assert_jax_equals_numpy(tabular, SimConfig(advantage="grpo", G=4, steps=40, log_every=10, optimizer="adam",
+                                               lr=0.1), 2, rtol=1e-5, atol=1e-5)
+
+
+def test_bad_learned_shortcut_settings_are_refused():
+    from fadesim.lab.literature import ProtocolSettings
+
+    for bad in (-0.5, float("inf"), False):
+        with pytest.raises(ValueError, match="shortcut_scale must be a finite number >= 0 \\(0: no learned shortcut\\)"):
+            make_task("sharpen", skill_scale=0.3, reach_samples=2, shortcut_scale=bad, **SMALL)
+    with pytest.raises(ValueError, match="shortcut_scale adds a shortcut .* needs reach_samples > 0"):
+        make_task("sharpen", skill_scale=0.3, shortcut_scale=1.0, **SMALL)
+    with pytest.raises(ValueError, match="shortcut_scale: sharpen-task settings"):
+        ProtocolSettings(task="bandit", shortcut_scale=1.0)
+    with pytest.raises(ValueError, match="reach_draw, misfire and shortcut_scale .* need reach_samples > 0"):
+        ProtocolSettings(task="sharpen", skill_scale=0.3, shortcut_scale=1.0)

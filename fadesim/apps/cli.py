@@ -476,6 +476,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"sharpen: base: the skill reaches each prompt by its own base pass rate; uniform: the same "
                         f"share, drawn independently of it (default {CHOSEN['reach_draw']})")
     sharpen_flag("--misfire", "how far the skill raises each unreached prompt's most likely wrong answer", ": none")
+    sharpen_flag("--shortcut-scale", "a shortcut learned on its own shared parameter, right on the reached prompts "
+                 "and wrong on the others (each unreached prompt's most likely wrong answer)", ": none")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

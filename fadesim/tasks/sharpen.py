@@ -83,6 +83,19 @@ not, and GRPO, which learns the two-operand sum fastest, drives them below the b
 64 draws 0.28 against the base's 0.78 at step 48) where focal gamma 3 keeps them above it (0.153, 0.92). Defaults
 ("base", 0): the task exactly as it was.
 
+``shortcut_scale`` = f > 0 (with a reach) makes the shortcut a shared parameter of its own, h (starting at 0), learned
+beside the skill instead of riding on it: f h is added to every correct answer of a reached prompt (where the
+shortcut is right, as the two-operand sum is on the SmolLM2 task's zero-operand questions) and to each unreached
+prompt's shortcut answer (where it is wrong), so d log pi(a | n) / dh = f ([a correct] - p_n) on a reached prompt and
+f ([a = shortcut_n] - pi(shortcut_n | n)) on an unreached one: the rows of a skill with misfire 1
+(``fadesim.theory.crossing.direction_moments``' "h"). Its expected gradient is the reached prompts' pull less the
+unreached ones' push, each weighted by the advantage's prompt weight, and it has its own normaliser under per-entry
+Adam, so it could turn once the reached prompts saturate and be unlearned, as the model partly unlearns its shortcut
+after step 48. Prototyped on the 8x setting (``paper_figures/literature/README.md``, "A learned shortcut"): it does
+not turn under GRPO, focal gamma 3 or b = -1; the prompts it drives down stop drawing correct rollouts, and under a
+group-relative advantage an all-wrong group carries no push.
+0 (the default): no h, the task exactly as it was.
+
 ``floor_sharpness`` = True keeps the sharpness 1 + c s at or above its start (s >= 0 after every update, a
 projection: ``constrain``): RL may sharpen the base's answer distribution, never flatten it below the base's own
 temperature. Without it, once the skill has lifted the correct answers, the hard prompts' pull on s (their correct
@@ -154,7 +167,7 @@ REACH_DRAWS = ("base", "uniform")
 @dataclass(frozen=True, eq=False)
 class Sharpen(Bandit):
     """Bandit data; parameters {'s': (), 'theta': (N, K)} (``tabular``) or {'s': ()}, plus {'g': ()} where
-    ``skill_scale`` > 0 and {'beta': (K,)} where ``answer_scale`` > 0."""
+    ``skill_scale`` > 0, {'beta': (K,)} where ``answer_scale`` > 0 and {'h': ()} where ``shortcut_scale`` > 0."""
 
     sharpen_scale: float = 1.0
     skill_scale: float = 0.0  # d: how far one unit of the shared skill g raises every correct logit (0: no g)
@@ -178,6 +191,7 @@ class Sharpen(Bandit):
     misfire: float = 0.0  # m: how far one unit of the skill raises an unreached prompt's shortcut answer (0: none)
     # (N, K) bool, True on each unreached prompt's shortcut (its most likely wrong answer at the base policy), or None
     shortcut: Any = None
+    shortcut_scale: float = 0.0  # f: how far one unit of the learned shortcut h moves its answers (0: no h)
     name: str = "sharpen"
 
     def uniform_shape(self, G: int) -> tuple[int, ...]:
@@ -227,6 +241,8 @@ class Sharpen(Bandit):
             params["g"] = xp.zeros((), dtype=dtype)
         if self.answer_scale:
             params["beta"] = xp.zeros(self.logits0.shape[-1:], dtype=dtype)
+        if self.shortcut_scale:
+            params["h"] = xp.zeros((), dtype=dtype)
         if self.tabular:
             params["theta"] = xp.zeros(self.logits0.shape, dtype=dtype)
         return params
@@ -240,6 +256,8 @@ class Sharpen(Bandit):
             out = out + self.skill_scale * params["g"] * self.skilled(xp, s.dtype)
         if self.answer_scale:
             out = out + self.answer_scale * params["beta"][None, :]
+        if self.shortcut_scale:
+            out = out + self.shortcut_scale * params["h"] * self.shortcutted(xp, s.dtype)
         if not self.tabular:
             return out
         if not self.transfer:
@@ -275,6 +293,8 @@ class Sharpen(Bandit):
             grads["g"] = self.skill_scale * xp.sum(dlogits * self.skilled(xp, dlogits.dtype))
         if self.answer_scale:
             grads["beta"] = self.answer_scale * xp.sum(dlogits, axis=0)
+        if self.shortcut_scale:
+            grads["h"] = self.shortcut_scale * xp.sum(dlogits * self.shortcutted(xp, dlogits.dtype))
         if self.tabular:
             grads["theta"] = dlogits
         return grads
@@ -292,6 +312,12 @@ class Sharpen(Bandit):
         out = mask if self.reach is None else mask * xp.asarray(self.reach, dtype=dtype)[:, None]
         return out + self.misfire * xp.asarray(self.shortcut, dtype=dtype) if self.misfire else out
 
+    def shortcutted(self, xp: Any, dtype: Any) -> Any:
+        """(N, K) how far one unit of the learned shortcut h raises each answer's logit (``shortcut_scale`` > 0): 1.0
+        on every correct answer of a reached prompt and on each unreached prompt's shortcut, else 0.0."""
+        reached = xp.asarray(self.reach, dtype=dtype)[:, None]
+        return xp.asarray(self.correct, dtype=dtype) * reached + xp.asarray(self.shortcut, dtype=dtype)
+
     def constrain(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         """The parameters after an update, projected onto the task's constraints: s >= 0 where ``floor_sharpness``
         (the simulator calls this after every optimizer step; the optimizer's moments are left as they are)."""
@@ -306,6 +332,8 @@ class Sharpen(Bandit):
         if self.answer_scale:
             beta = self.answer_scale * params["beta"]
             out["answer_bias_spread"] = xp.sqrt(xp.mean((beta - xp.mean(beta)) ** 2))
+        if self.shortcut_scale:
+            out["shortcut"] = self.shortcut_scale * params["h"]
         return out
 
 
@@ -337,6 +365,7 @@ def make_sharpen(
     tail_entropy: float = 0.0,
     reach_draw: str = "base",
     misfire: float = 0.0,
+    shortcut_scale: float = 0.0,
     seed: int = 0,
 ) -> Sharpen:
     """A shared-sharpening task whose initial policy equals ``make_bandit``'s (same arguments and seed)."""
@@ -363,6 +392,10 @@ def make_sharpen(
     if misfire and not reach_samples:
         raise ValueError("misfire raises the shortcut answer of the prompts the skill does not reach; it needs "
                          "reach_samples > 0")
+    _check_nonnegative(shortcut_scale, "shortcut_scale", "no learned shortcut")
+    if shortcut_scale and not reach_samples:
+        raise ValueError("shortcut_scale adds a shortcut that is right on the prompts the skill reaches and wrong on "
+                         "the others; it needs reach_samples > 0")
     if not isinstance(floor_sharpness, (bool, np.bool_)):
         raise ValueError(f"floor_sharpness must be True or False; got {floor_sharpness!r}")
     if not isinstance(tabular, (bool, np.bool_)):
@@ -402,7 +435,7 @@ def make_sharpen(
             covered = np.full(n_prompts, covered.mean())
         reach = np.random.default_rng([seed, 2]).random(n_prompts) < covered
     shortcut = None
-    if misfire:  # each unreached prompt's most likely wrong answer at the base policy (the first such, on a tie)
+    if misfire or shortcut_scale:  # each unreached prompt's most likely wrong answer at the base policy (first on a tie)
         shortcut = np.zeros(base.correct.shape, dtype=bool)
         rows = np.flatnonzero(~reach)
         shortcut[rows, np.argmax(np.where(base.correct, -np.inf, logits), axis=1)[rows]] = True
@@ -422,7 +455,8 @@ def make_sharpen(
                    skill_scale=float(skill_scale), answer_scale=float(answer_scale),
                    tabular=bool(tabular), prompts_per_step=int(prompts_per_step), evaluation=evaluation,
                    reach=reach, floor_sharpness=bool(floor_sharpness), transfer=float(transfer), twin=twin,
-                   tail_entropy=float(tail_entropy), tail=tail, misfire=float(misfire), shortcut=shortcut)
+                   tail_entropy=float(tail_entropy), tail=tail, misfire=float(misfire), shortcut=shortcut,
+                   shortcut_scale=float(shortcut_scale))
 
 
 __all__ = ["Sharpen", "make_sharpen"]

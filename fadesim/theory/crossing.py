@@ -44,7 +44,9 @@ in ``tests/test_sharpen.py``:
    With a reach (``reach_samples``) the skill moves only the reached prompts; with ``misfire`` m it raises each
    unreached prompt's shortcut (a wrong answer, probability pi_sc, q = pi_sc / (1 - p) of the wrong mass) instead,
    so there dp_n / dg = -m p_n pi_sc, a group's mean gradient on g is -m q times the reached form, and a wrong
-   rollout adds variance m^2 q (1 - q) A-(k)^2 / G^2 (whether it is the shortcut).
+   rollout adds variance m^2 q (1 - q) A-(k)^2 / G^2 (whether it is the shortcut). A learned shortcut
+   (``shortcut_scale`` f > 0: its own shared parameter h on the same rows) has the moments of a skill of scale f with
+   m = 1 (``direction_moments``' "h"), and ``adam_path`` moves it beside s and g.
 """
 
 from __future__ import annotations
@@ -123,30 +125,32 @@ def expected_skill_gradient(task: Sharpen, advantage: str, G: int, params: Mappi
     return float(task.skill_scale * np.mean(w * rho))
 
 
-def _skill_rows(task: Sharpen, pi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _skill_rows(task: Sharpen, pi: np.ndarray, misfire: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(rho, v) per prompt under the policy ``pi`` (N, K): a group's mean gradient on g given k correct is rho_n (k (1 - p) A+ - (G - k) p A-) / G,
     and its variance given k is (G - k) A-^2 v_n / G^2. A reached prompt (every prompt unless ``make_sharpen(
     reach_samples=...)``): rho = 1, v = 0 (d log pi / dg = 1[correct] - p, fixed by correctness). An unreached one:
     rho = v = 0, or with ``misfire`` m the shortcut's d log pi / dg = m ([a = shortcut] - pi_sc): a correct rollout
     gives -m pi_sc, a wrong one is the shortcut with probability q = pi_sc / (1 - p), so rho = -m q and
-    v = m^2 q (1 - q)."""
+    v = m^2 q (1 - q). ``misfire`` (default the task's) gives another m on the same rows: the learned shortcut h
+    (``shortcut_scale``) has the rows of a skill with misfire 1."""
+    m = task.misfire if misfire is None else misfire
     if task.reach is None:
         return np.ones(task.n_prompts), np.zeros(task.n_prompts)
     reached = np.asarray(task.reach, dtype=bool)
-    if not task.misfire:
+    if not m:
         return reached.astype(np.float64), np.zeros(task.n_prompts)
     wrong = np.where(np.asarray(task.correct, dtype=bool), 0.0, pi).sum(-1)
     q = np.divide(np.where(np.asarray(task.shortcut, dtype=bool), pi, 0.0).sum(-1), wrong,
                   out=np.zeros_like(wrong), where=wrong > 0)
-    m = task.misfire
     return np.where(reached, 1.0, -m * q), np.where(reached, 0.0, m * m * q * (1.0 - q))
 
 
 def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str, Any] | None = None,
                       signals: Mapping[str, Any] | None = None, **adv_params: Any) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per prompt, the exact mean and variance of one group's gradient on the shared sharpness ("s") and, where the
-    task has one, the shared skill ("g"): ``(1/G) sum_i A_i d log pi(a_i) / d(s or g)`` with the group's G rollouts
-    drawn from the policy at ``params`` (the simulator's per-prompt term before its 1/N), as (mean (N,), var (N,))."""
+    task has them, the shared skill ("g") and the learned shortcut ("h"): ``(1/G) sum_i A_i d log pi(a_i) / d(s, g
+    or h)`` with the group's G rollouts drawn from the policy at ``params`` (the simulator's per-prompt term before its
+    1/N), as (mean (N,), var (N,))."""
     params = task.init_params(np, np.float64) if params is None else params
     pi = _policy(task, params)
     l0 = np.asarray(task.sharpened(np, np.float64))  # d logits / ds = c l0'
@@ -171,13 +175,14 @@ def direction_moments(task: Sharpen, advantage: str, G: int, params: Mapping[str
     s_mean = (weight * s_mean_k).sum(-1)
     out = {"s": (task.sharpen_scale * s_mean, task.sharpen_scale ** 2 * (
         (weight * (s_var_k + s_mean_k ** 2)).sum(-1) - s_mean ** 2))}
-    if task.skill_scale:
-        rho, v = _skill_rows(task, pi)
+    for name, scale, misfire in (("g", task.skill_scale, None), ("h", task.shortcut_scale, 1.0)):
+        if not scale:
+            continue
+        rho, v = _skill_rows(task, pi, misfire)
         g_k = (ns * a_pos * (1.0 - p[:, None]) - nw * a_neg * p[:, None]) / G * rho[:, None]
         g_var_k = nw * a_neg ** 2 * v[:, None] / G ** 2
         g_mean = (weight * g_k).sum(-1)
-        out["g"] = (task.skill_scale * g_mean,
-                    task.skill_scale ** 2 * ((weight * (g_var_k + g_k ** 2)).sum(-1) - g_mean ** 2))
+        out[name] = (scale * g_mean, scale ** 2 * ((weight * (g_var_k + g_k ** 2)).sum(-1) - g_mean ** 2))
     return {k: (m, np.maximum(v, 0.0)) for k, (m, v) in out.items()}
 
 
@@ -228,18 +233,18 @@ def adam_path(task: Sharpen, advantage: str, G: int, steps: int, lr: float, prom
     moment averages the step gradient's mean mu and its second moment averages E[g^2] = mu^2 + var (``step_moments``),
     with Adam's own decays and bias correction, and the parameter moves by lr m_hat / (sqrt(v_hat) + eps). So a
     direction whose per-step SNR r = mu / sd is steady moves about lr r / sqrt(1 + r^2) a step, the normaliser's long
-    memory slowing it when its gradient shrinks. The moments are re-read every ``every`` steps at the current (s, g)
-    with the per-prompt logits left at 0 (exact for a task without them, ``tabular=False``, and for what an
+    memory slowing it when its gradient shrinks. The moments are re-read every ``every`` steps at the current (s, g,
+    h) with the per-prompt logits left at 0 (exact for a task without them, ``tabular=False``, and for what an
     evaluation prompt never trained on sees; a training prompt's own logits also move, which the path leaves out).
-    Returns {"step", "s", "g"} (g all 0 where the task has no skill direction), every ``every`` steps from 0 to
-    ``steps``."""
+    Returns {"step", "s", "g", "h"} (g all 0 where the task has no skill direction, h where it has no learned
+    shortcut), every ``every`` steps from 0 to ``steps``."""
     if steps % every:
         raise ValueError(f"steps ({steps}) must be a multiple of every ({every})")
     params = {k: np.asarray(v, dtype=np.float64) for k, v in task.init_params(np, np.float64).items()}
-    names = [k for k in ("s", "g") if k in params]
+    names = [k for k in ("s", "g", "h") if k in params]
     m = dict.fromkeys(names, 0.0)
     v = dict.fromkeys(names, 0.0)
-    out = {"step": [0], "s": [0.0], "g": [0.0]}
+    out = {"step": [0], "s": [0.0], "g": [0.0], "h": [0.0]}
     t = 0
     while t < steps:
         moments = step_moments(task, advantage, G, prompts_per_step, params, signals, **adv_params)
@@ -254,4 +259,5 @@ def adam_path(task: Sharpen, advantage: str, G: int, steps: int, lr: float, prom
         out["step"].append(t)
         out["s"].append(float(params["s"]))
         out["g"].append(float(params.get("g", 0.0)))
+        out["h"].append(float(params.get("h", 0.0)))
     return {k: np.asarray(val) for k, val in out.items()}

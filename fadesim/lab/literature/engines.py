@@ -82,8 +82,8 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
                         settings: ProtocolSettings, training: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The protocol (a-d) on one setting with each simulated run replaced by its first-order path
-    (``fadesim.theory.crossing.adam_path``: the shared sharpness and skill moved at Adam's expected speed, the SNR
-    of each read exactly), read on the held-out evaluation prompts, whose pass@k is then an exact function of the
+    (``fadesim.theory.crossing.adam_path``: the shared sharpness, skill and shortcut moved at Adam's expected speed,
+    the SNR of each read exactly), read on the held-out evaluation prompts, whose pass@k is then an exact function of the
     path. A prediction of what ``run_setting`` will measure, made without drawing a rollout: the sharpen task under
     per-entry ``adam`` with ``eval_prompts`` > 0 only (elsewhere the per-prompt logits, which the path leaves out,
     move what is measured). Same keys as ``run_setting`` (the table's ci95 empty: no seeds)."""
@@ -104,8 +104,9 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
                          settings.log_every, **params)
         theta = np.zeros(task.logits0.shape)
         rows = []
-        for t, sv, gv in zip(path["step"], path["s"], path["g"]):
-            prm = {"s": np.float64(sv), "theta": theta, **({"g": np.float64(gv)} if task.skill_scale else {})}
+        for t, sv, gv, hv in zip(path["step"], path["s"], path["g"], path["h"]):
+            prm = {"s": np.float64(sv), "theta": theta, **({"g": np.float64(gv)} if task.skill_scale else {}),
+                   **({"h": np.float64(hv)} if task.shortcut_scale else {})}
             exact = task.exact(prm, np)
             p, nats = np.asarray(exact["pass_rate"])[held], float(np.mean(np.asarray(exact["entropy"])[held]))
             rows += [{"step": int(t), "k": k, "pass_at_k": float(np.mean(1 - (1 - p) ** k)), "entropy": nats}

@@ -60,6 +60,9 @@ class ProtocolSettings:
     # own base pass rate) or "uniform" (the same share, independently of it)
     reach_draw: str = "base"
     misfire: float = 0.0  # sharpen: how far the skill raises each unreached prompt's shortcut wrong answer (0: none)
+    # sharpen: a shortcut learned on its own shared parameter, right on the reached prompts and wrong on the others
+    # (fadesim.tasks.sharpen; 0: none)
+    shortcut_scale: float = 0.0
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -87,19 +90,20 @@ class ProtocolSettings:
 
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
-                                   "floor_sharpness", "transfer", "tail_entropy", "reach_fallback", "misfire")
+                                   "floor_sharpness", "transfer", "tail_entropy", "reach_fallback", "misfire",
+                                   "shortcut_scale")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else []) + (
                      ["reach_draw"] if self.reach_draw != "base" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
                              f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy, "
-                             f"reach_fallback, reach_draw, misfire) given with task {self.task!r}")
+                             f"reach_fallback, reach_draw, misfire, shortcut_scale) given with task {self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
                              "reaches; it needs skill_scale > 0")
-        if (self.reach_draw != "base" or self.misfire) and not self.reach_samples:
-            raise ValueError("reach_draw and misfire say how the skill's reach is drawn and what the skill does "
-                             "outside it; they need reach_samples > 0")
+        if (self.reach_draw != "base" or self.misfire or self.shortcut_scale) and not self.reach_samples:
+            raise ValueError("reach_draw, misfire and shortcut_scale say how the skill's reach is drawn and what the "
+                             "skill or a shortcut does outside it; they need reach_samples > 0")
         if self.reach_fallback and not self.reach_samples:
             raise ValueError("reach_fallback drops the skill's reach where GRPO cannot reach its target under it; it "
                              "needs reach_samples > 0")
@@ -148,7 +152,8 @@ CHOSEN_2026_12_05: dict[str, Any] = {
     "task": "sharpen", "optimizer": "adam", "sharpen_scale": 1.0, "skill_scale": 0.3, "prompts_per_step": 1,
     "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified", "max_steps": 2000, "log_every": 20,
     "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
-    "tail_entropy": 0.0, "reach_fallback": False, "reach_draw": "base", "misfire": 0.0}
+    "tail_entropy": 0.0, "reach_fallback": False, "reach_draw": "base", "misfire": 0.0,
+    "shortcut_scale": 0.0}
 
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
@@ -167,7 +172,7 @@ CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "n
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
                 "reach_samples", "floor_sharpness", "transfer", "tail_entropy", "reach_fallback", "reach_draw",
-                "misfire")
+                "misfire", "shortcut_scale")
 
 
 def for_task(task: str) -> dict[str, Any]:
@@ -177,7 +182,7 @@ def for_task(task: str) -> dict[str, Any]:
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
                                          "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
                                          "tail_entropy": 0.0, "reach_fallback": False, "reach_draw": "base",
-                                         "misfire": 0.0, "prompts_per_step": 0,
+                                         "misfire": 0.0, "shortcut_scale": 0.0, "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
@@ -217,6 +222,7 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
             + (" (its share drawn uniformly)" if settings.reach_draw == "uniform" else "")
             + (f", misfiring m = {settings.misfire:g} on the unreached" if settings.misfire else "")
+            + (f", a learned shortcut f = {settings.shortcut_scale:g}" if settings.shortcut_scale else "")
             + (" (dropped where GRPO's target is unreachable under it)" if settings.reach_fallback else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
@@ -246,6 +252,7 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
                   answer_scale=settings.answer_scale, reach_samples=settings.reach_samples,
                   floor_sharpness=settings.floor_sharpness, transfer=settings.transfer,
                   tail_entropy=settings.tail_entropy, reach_draw=settings.reach_draw, misfire=settings.misfire,
+                  shortcut_scale=settings.shortcut_scale,
                   prompts_per_step=settings.prompts_per_step, eval_split=settings.eval_split,
                   eval_prompts=settings.eval_prompts)
     return make_task(settings.task, **kw), cal
@@ -361,7 +368,8 @@ def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tu
 def without_reach(settings: ProtocolSettings) -> ProtocolSettings:
     """The settings a ``reach_fallback`` setting is matched and run with once its reach is dropped (``matched_task``,
     the first-order engine, ``fadesim predict``): the same, without the skill's reach or the fallback."""
-    return dataclasses.replace(settings, reach_samples=0, reach_fallback=False, reach_draw="base", misfire=0.0)
+    return dataclasses.replace(settings, reach_samples=0, reach_fallback=False, reach_draw="base", misfire=0.0,
+                               shortcut_scale=0.0)
 
 
 def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
