@@ -88,7 +88,7 @@ def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False, lon
     (``real_model_beside_measured.csv``, ``experiments/real_model_beside.py``) added to its arms.
     ``longer`` (with ``clock``): the paper experiment's setting alone at every checkpoint, with the evaluations of the
     arms trained past its length (``real_model_longer_measured.csv``, ``experiments/real_model_longer.py``: steps 72
-    and 96, 6x and 8x the first checkpoint) added to its arms."""
+    and 96, 6x and 8x the first checkpoint, on the paper experiment's seeds) added to its arms."""
     if longer and (beside or not clock):
         raise ValueError("longer adds the arms trained past the paper experiment's length to its training-length "
                          "setting: it needs clock and not beside")
@@ -109,6 +109,9 @@ def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False, lon
     steps = {12: 1, 24: 2, 36: 3, 48: 4} if clock else {48: 1}
     if longer:
         extra = _on_the_papers_base(folder / "real_model_longer_measured.csv", paper)
+        # the paper experiment's own seeds: each arm's course over one set of seeds (runs on further seeds, such as
+        # b = -1's seeds 4-7, are a measurement of their own, not points of this setting)
+        extra = extra[(extra.method == "base") | (extra.seed < PAPER.seeds)]
         later = sorted(int(step) for step in extra.step.unique() if step > max(steps))
         paper = pd.concat([paper, extra[extra.step.isin(later)]], ignore_index=True)
         steps = {**steps, **{step: int(step / min(steps)) if step % min(steps) == 0 else step / min(steps)

@@ -104,8 +104,9 @@ def test_the_beside_export_refuses_arms_scored_on_another_base(tmp_path):
 
 def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_length(tmp_path):
     """--longer: the paper setting alone at every checkpoint, the arms trained past its length at steps 72 and 96 read
-    at 6x and 8x the first checkpoint (each the mean over its seeds there), on the paper's own base; the committed
-    files are a fresh export; another base, or longer without the clock or with beside, is refused."""
+    at 6x and 8x the first checkpoint (each the mean over the paper experiment's seeds there: a run on a further seed
+    moves nothing), on the paper's own base; the committed files are a fresh export; another base, or longer without
+    the clock or with beside, is refused."""
     assert real_model_curves.main(["--out", str(tmp_path), "--longer"]) == 0
     for name in ("smollm2_longer_clock_curves.csv", "smollm2_longer_clock_methods.csv",
                  "smollm2_longer_clock_training.csv"):
@@ -117,7 +118,7 @@ def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_leng
     table = curves.set_index(["method", "k"]).pass_at_k
     for label in longer.method.unique():
         for step, scale in ((72, 6), (96, 8)):
-            rows = longer[(longer.method == label) & (longer.step == step)]
+            rows = longer[(longer.method == label) & (longer.step == step) & (longer.seed < real_model_curves.PAPER.seeds)]
             assert len(rows) == 4 and methods[f"{label}@{step}"].steps_scale == scale
             assert table[(f"{label}@{step}", 1)] == pytest.approx(rows["pass@1"].mean(), rel=1e-12)
     clock = load_curves(real_model_curves.FOLDER / "smollm2_clock_curves.csv")  # the paper arms at steps 12-48
@@ -125,6 +126,15 @@ def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_leng
     assert set(paper.index.get_level_values("method")) <= set(table.index.get_level_values("method"))
     assert (table.loc[paper.index] == paper).all()
     assert methods["grpo@48"].steps_scale == 4
+    folder = tmp_path / "further"
+    folder.mkdir()
+    for part in ("real_model_paper_measured.csv", "real_model_longer_measured.csv"):
+        (folder / part).write_bytes((real_model_curves.FOLDER / part).read_bytes())
+    runs = pd.read_csv(folder / "real_model_longer_measured.csv")
+    further = runs[(runs.seed == 0) & (runs.method == "grpo")].assign(seed=real_model_curves.PAPER.seeds)
+    further.loc[further.step > 0, "pass@1"] = 0.0
+    pd.concat([runs, further]).to_csv(folder / "real_model_longer_measured.csv", index=False)
+    pd.testing.assert_frame_equal(real_model_curves.export(folder, clock=True, longer=True)[0], curves)
     _on_another_base(tmp_path, "real_model_longer_measured.csv", "pass@2")
     with pytest.raises(ValueError, match="real_model_longer_measured.csv was scored against another base"):
         real_model_curves.export(tmp_path, clock=True, longer=True)
