@@ -897,7 +897,7 @@ def test_numpy_and_jax_agree_with_a_misfire_and_a_uniform_reach():
                             2, rtol=1e-5, atol=1e-5)
 
 
-def test_bad_reach_draw_and_misfire_settings_are_refused():
+def test_bad_reach_draw_misfire_and_learned_shortcut_settings_are_refused():
     from fadesim.lab.literature import ProtocolSettings
 
     with pytest.raises(ValueError, match="reach_draw must be one of base, uniform; got 'even'"):
@@ -913,6 +913,15 @@ def test_bad_reach_draw_and_misfire_settings_are_refused():
         ProtocolSettings(task="bandit", reach_draw="uniform", misfire=1.0)
     with pytest.raises(ValueError, match="reach_draw, misfire and shortcut_scale .* need reach_samples > 0"):
         ProtocolSettings(task="sharpen", skill_scale=0.3, misfire=1.0)
+    for bad in (-0.5, float("inf"), False):
+        with pytest.raises(ValueError, match="shortcut_scale must be a finite number >= 0 \\(0: no learned shortcut\\)"):
+            make_task("sharpen", skill_scale=0.3, reach_samples=2, shortcut_scale=bad, **SMALL)
+    with pytest.raises(ValueError, match="shortcut_scale adds a shortcut .* needs reach_samples > 0"):
+        make_task("sharpen", skill_scale=0.3, shortcut_scale=1.0, **SMALL)
+    with pytest.raises(ValueError, match="shortcut_scale: sharpen-task settings"):
+        ProtocolSettings(task="bandit", shortcut_scale=1.0)
+    with pytest.raises(ValueError, match="shortcut_scale .* need reach_samples > 0"):
+        ProtocolSettings(task="sharpen", skill_scale=0.3, shortcut_scale=1.0)
 
 
 # ------------------------------------------------------------------------------------------ a learned shortcut
@@ -993,17 +1002,3 @@ def test_the_mean_field_path_moves_the_learned_shortcut_and_numpy_and_jax_agree(
                         shortcut_scale=0.7, tail_entropy=3.0, prompts_per_step=4, **SMALL)
     assert_jax_equals_numpy(tabular, SimConfig(advantage="grpo", G=4, steps=40, log_every=10, optimizer="adam",
                                                lr=0.1), 2, rtol=1e-5, atol=1e-5)
-
-
-def test_bad_learned_shortcut_settings_are_refused():
-    from fadesim.lab.literature import ProtocolSettings
-
-    for bad in (-0.5, float("inf"), False):
-        with pytest.raises(ValueError, match="shortcut_scale must be a finite number >= 0 \\(0: no learned shortcut\\)"):
-            make_task("sharpen", skill_scale=0.3, reach_samples=2, shortcut_scale=bad, **SMALL)
-    with pytest.raises(ValueError, match="shortcut_scale adds a shortcut .* needs reach_samples > 0"):
-        make_task("sharpen", skill_scale=0.3, shortcut_scale=1.0, **SMALL)
-    with pytest.raises(ValueError, match="shortcut_scale: sharpen-task settings"):
-        ProtocolSettings(task="bandit", shortcut_scale=1.0)
-    with pytest.raises(ValueError, match="reach_draw, misfire and shortcut_scale .* need reach_samples > 0"):
-        ProtocolSettings(task="sharpen", skill_scale=0.3, shortcut_scale=1.0)
