@@ -266,7 +266,7 @@ def longer_rows() -> list[tuple[str, str, str]]:
                  for m in ("pass@1", top, "entropy")]
         start, step = int(last["from"].iloc[0]), int(last.step.iloc[0])
         rows.append((f"SmolLM2-135M-Instruct, graded sums, AdamW lr 1e-5: {method} from step {start} to {step} (the "
-                     "paper experiment's settings and seeds, trained past its length)?",
+                     "paper experiment's settings, trained past its length)?",
                      f"{int(last.seeds.max())} seeds, change within each seed and 95% interval: " + "; ".join(cells),
                      "[real_model](paper_figures/real_model/README.md)"))
     return rows

@@ -262,6 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         early = shorter[shorter.method.isin(measured.method) & (shorter.step < start)] if shorter is not None else None
         both = (pd.concat([early, measured[measured.step > 0]], ignore_index=True) if early is not None
                 else measured)
+        both = both[both.seed < short.seeds]  # every arm's course over the design's own seeds (as the export reads it)
         drawn = figure(both, pd.read_csv(prediction_path), figures / "real_model_longer.png", (1, s.ks()[-1]),
                        title=f"{MODEL_NAMES.get(s.model, s.model)}, the {args.preset} preset trained to {s.steps} steps ({short.steps} in its "
                        "design)", steps_label=f"{s.prompts_per_step} prompts x {s.G} rollouts, AdamW lr {s.lr:g}",
