@@ -92,8 +92,8 @@ f ([a = shortcut_n] - pi(shortcut_n | n)) on an unreached one: the rows of a ski
 unreached ones' push, each weighted by the advantage's prompt weight, and it has its own normaliser under per-entry
 Adam, so it could turn once the reached prompts saturate and be unlearned, as the model partly unlearns its shortcut
 after step 48. Prototyped on the 8x setting (``paper_figures/literature/README.md``, "A learned shortcut"): it does
-not turn under GRPO, focal gamma 3 or b = -1 (likely because the prompts it drives down stop drawing correct
-rollouts, and under a group-relative advantage an all-wrong group carries no push).
+not turn under GRPO, focal gamma 3 or b = -1 (read with the uniform reach, f = 1; likely because the prompts it
+drives down stop drawing correct rollouts, and under a group-relative advantage an all-wrong group carries no push).
 0 (the default): no h, the task exactly as it was.
 
 ``floor_sharpness`` = True keeps the sharpness 1 + c s at or above its start (s >= 0 after every update, a
