@@ -308,7 +308,7 @@ def _sampled_group_gradients(task, prm, advantage, params, G, draws, rng):
         out["s"].append(task.sharpen_scale * (dlogits * l0).sum(-1))
         out["g"].append(task.skill_scale * (dlogits * task.skilled(np, np.float64)).sum(-1))
         if task.shortcut_scale:
-            out["h"].append(task.shortcut_scale * (dlogits * task.shortcutted(np, np.float64)).sum(-1))
+            out["h"].append(task.shortcut_scale * (dlogits * task.skilled(np, np.float64, 1.0)).sum(-1))
     return {k: np.asarray(v) for k, v in out.items()}
 
 
@@ -904,24 +904,23 @@ def test_bad_reach_draw_misfire_and_learned_shortcut_settings_are_refused():
         make_task("sharpen", skill_scale=0.3, reach_samples=2, reach_draw="even", **SMALL)
     with pytest.raises(ValueError, match="reach_draw = 'uniform' says how the reached prompts are drawn"):
         make_task("sharpen", skill_scale=0.3, reach_draw="uniform", **SMALL)
-    for bad in (-1.0, float("nan"), True):
-        with pytest.raises(ValueError, match="misfire must be a finite number >= 0"):
-            make_task("sharpen", skill_scale=0.3, reach_samples=2, misfire=bad, **SMALL)
-    with pytest.raises(ValueError, match="misfire raises the shortcut answer .* needs reach_samples > 0"):
-        make_task("sharpen", skill_scale=0.3, misfire=1.0, **SMALL)
-    with pytest.raises(ValueError, match="misfire, reach_draw: sharpen-task settings"):
-        ProtocolSettings(task="bandit", reach_draw="uniform", misfire=1.0)
-    with pytest.raises(ValueError, match="reach_draw, misfire and shortcut_scale .* need reach_samples > 0"):
-        ProtocolSettings(task="sharpen", skill_scale=0.3, misfire=1.0)
-    for bad in (-0.5, float("inf"), False):
-        with pytest.raises(ValueError, match="shortcut_scale must be a finite number >= 0 \\(0: no learned shortcut\\)"):
-            make_task("sharpen", skill_scale=0.3, reach_samples=2, shortcut_scale=bad, **SMALL)
-    with pytest.raises(ValueError, match="shortcut_scale adds a shortcut .* needs reach_samples > 0"):
-        make_task("sharpen", skill_scale=0.3, shortcut_scale=1.0, **SMALL)
-    with pytest.raises(ValueError, match="shortcut_scale: sharpen-task settings"):
-        ProtocolSettings(task="bandit", shortcut_scale=1.0)
-    with pytest.raises(ValueError, match="shortcut_scale .* need reach_samples > 0"):
-        ProtocolSettings(task="sharpen", skill_scale=0.3, shortcut_scale=1.0)
+    for name, bads, value_words, needs_words, needs_settings, other_task in (
+            ("misfire", (-1.0, float("nan"), True), "misfire must be a finite number >= 0",
+             "misfire raises the shortcut answer .* needs reach_samples > 0",
+             "reach_draw, misfire and shortcut_scale .* need reach_samples > 0", "misfire, reach_draw: sharpen-task"),
+            ("shortcut_scale", (-0.5, float("inf"), False),
+             "shortcut_scale must be a finite number >= 0 \\(0: no learned shortcut\\)",
+             "shortcut_scale adds a shortcut .* needs reach_samples > 0", "shortcut_scale .* need reach_samples > 0",
+             "shortcut_scale: sharpen-task")):
+        for bad in bads:
+            with pytest.raises(ValueError, match=value_words):
+                make_task("sharpen", skill_scale=0.3, reach_samples=2, **{name: bad}, **SMALL)
+        with pytest.raises(ValueError, match=needs_words):
+            make_task("sharpen", skill_scale=0.3, **{name: 1.0}, **SMALL)
+        with pytest.raises(ValueError, match=f"{other_task} settings"):
+            ProtocolSettings(task="bandit", **{name: 1.0}, **({"reach_draw": "uniform"} if name == "misfire" else {}))
+        with pytest.raises(ValueError, match=needs_settings):
+            ProtocolSettings(task="sharpen", skill_scale=0.3, **{name: 1.0})
 
 
 # ------------------------------------------------------------------------------------------ a learned shortcut

@@ -257,7 +257,7 @@ class Sharpen(Bandit):
         if self.answer_scale:
             out = out + self.answer_scale * params["beta"][None, :]
         if self.shortcut_scale:
-            out = out + self.shortcut_scale * params["h"] * self.shortcutted(xp, s.dtype)
+            out = out + self.shortcut_scale * params["h"] * self.skilled(xp, s.dtype, 1.0)
         if not self.tabular:
             return out
         if not self.transfer:
@@ -294,7 +294,7 @@ class Sharpen(Bandit):
         if self.answer_scale:
             grads["beta"] = self.answer_scale * xp.sum(dlogits, axis=0)
         if self.shortcut_scale:
-            grads["h"] = self.shortcut_scale * xp.sum(dlogits * self.shortcutted(xp, dlogits.dtype))
+            grads["h"] = self.shortcut_scale * xp.sum(dlogits * self.skilled(xp, dlogits.dtype, 1.0))
         if self.tabular:
             grads["theta"] = dlogits
         return grads
@@ -305,18 +305,14 @@ class Sharpen(Bandit):
         l0 = xp.asarray(self.logits0, dtype=dtype)
         return l0 - self.tail_entropy * xp.asarray(self.tail, dtype=dtype) if self.tail_entropy else l0
 
-    def skilled(self, xp: Any, dtype: Any) -> Any:
+    def skilled(self, xp: Any, dtype: Any, misfire: float | None = None) -> Any:
         """(N, K) how far one unit of the skill raises each answer's logit: 1.0 on every correct answer of a reached
-        prompt, ``misfire`` on each unreached prompt's shortcut (``misfire`` > 0), else 0.0."""
+        prompt, ``misfire`` (default the task's) on each unreached prompt's shortcut where it is > 0, else 0.0. The
+        learned shortcut h (``shortcut_scale``) moves the rows of a skill with misfire 1."""
+        m = self.misfire if misfire is None else misfire
         mask = xp.asarray(self.correct, dtype=dtype)
         out = mask if self.reach is None else mask * xp.asarray(self.reach, dtype=dtype)[:, None]
-        return out + self.misfire * xp.asarray(self.shortcut, dtype=dtype) if self.misfire else out
-
-    def shortcutted(self, xp: Any, dtype: Any) -> Any:
-        """(N, K) how far one unit of the learned shortcut h raises each answer's logit (``shortcut_scale`` > 0): 1.0
-        on every correct answer of a reached prompt and on each unreached prompt's shortcut, else 0.0."""
-        reached = xp.asarray(self.reach, dtype=dtype)[:, None]
-        return xp.asarray(self.correct, dtype=dtype) * reached + xp.asarray(self.shortcut, dtype=dtype)
+        return out + m * xp.asarray(self.shortcut, dtype=dtype) if m else out
 
     def constrain(self, params: dict[str, Any], xp: Any) -> dict[str, Any]:
         """The parameters after an update, projected onto the task's constraints: s >= 0 where ``floor_sharpness``
