@@ -116,6 +116,43 @@ def test_an_unknown_model_and_an_incomplete_cache_give_clear_errors(tmp_path):
         load_pretrained("smollm2", cache=tmp_path / "half")
 
 
+def test_the_cache_is_written_whole_or_skipped_with_a_warning_when_the_disk_is_short(tmp_path, monkeypatch):
+    """``write_cache`` on a tiny GPT-2 (tied embedding and head) and a character tokenizer: with room, the folder
+    appears whole (weights the size ``cache_bytes`` says, the tied tensor once, read back equal); with one byte less
+    free than it needs, a warning names the folder and ``FADESIM_MODEL_CACHE`` and nothing is left on the disk; a
+    failing write removes its temporary folder and raises."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from fadesim.bridge import pretrained
+    from fadesim.bridge.tokenizer import CharTokenizer
+
+    model, tok = pretrained.tiny_gpt2(vocab_size=16, seed=0), CharTokenizer("0123456789+-= ").to_hf()
+    weights = sum(p.numel() * 4 for p in model.parameters())  # parameters() lists the tied tensor once
+    assert pretrained.cache_bytes(model) >= weights and model.lm_head.weight.data_ptr() == model.transformer.wte.weight.data_ptr()
+    assert pretrained.write_cache(model, tok, tmp_path / "ok", {"name": "tiny"})
+    written = (tmp_path / "ok" / "model.safetensors").stat().st_size
+    assert pretrained.cache_bytes(model) <= written < pretrained.cache_bytes(model) + pretrained.CACHE_SLACK
+    assert (tmp_path / "ok" / pretrained.MARKER).is_file()
+    again = AutoModelForCausalLM.from_pretrained(tmp_path / "ok")
+    assert all(torch.equal(a, b) for a, b in zip(model.state_dict().values(), again.state_dict().values()))
+
+    need = pretrained.cache_bytes(model) + pretrained.CACHE_SLACK
+    monkeypatch.setattr(pretrained.shutil, "disk_usage", lambda path: type("U", (), {"free": need - 1})())
+    with pytest.warns(RuntimeWarning, match=r"not caching the converted model at .*short.*FADESIM_MODEL_CACHE"):
+        assert not pretrained.write_cache(model, tok, tmp_path / "short", {"name": "tiny"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok"]
+    monkeypatch.undo()
+
+    class Failing:
+        def save_pretrained(self, path):
+            raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        pretrained.write_cache(model, Failing(), tmp_path / "broken", {"name": "tiny"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok"]
+
+
 def test_a_missing_package_says_what_to_install(monkeypatch):
     import importlib.util as iu
 

