@@ -189,16 +189,18 @@ def describe_run(settings: ProtocolSettings) -> str:
              "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
                       f"{settings.noise_scale:g} (fadesim.theory.step_size.noise_clock)"}[settings.clock]
     return (f"[{describe_task(settings)}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
-            f"{MATCH_WORDS[settings.match]}{clock}]")
+            f"{MATCH_WORDS[settings.match]}"
+            f"{' (matched on the held-out seeds)' if settings.match_seeds == 'held' else ''}{clock}]")
 
 
 def run_stem(settings: Settings, suffix: str) -> str:
-    """The file stem of one protocol run: task, its sharpen design, read-out, optimizer (adam_tied with its tie), tag,
+    """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, optimizer (adam_tied with its tie), tag,
     match and preset, so that runs that differ in any of them never overwrite each other."""
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""
     scale += "_interp" if settings.readout == "interpolated" else ""
+    scale += "_heldmatch" if settings.match_seeds == "held" else ""
     optimizer = settings.optimizer + (f"_tie{settings.tie:g}" if settings.optimizer == "adam_tied" else "")
     return f"literature_{settings.task}{scale}_{optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
 

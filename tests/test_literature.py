@@ -619,6 +619,29 @@ def test_the_interpolated_read_out_meets_the_published_pass_at_1_closer(tmp_path
         ProtocolSettings(readout="nearest")
 
 
+def test_matched_on_the_held_out_seeds_the_reference_meets_the_published_pass_at_1_exactly(tmp_path):
+    """``match_seeds="held"``: the length is where the held-out seeds' own GRPO (the run that is read) meets the
+    published pass@1, so with the interpolated read-out the residual is 0 up to rounding, where the tuning seeds'
+    match leaves the two halves' noise; the held-out runs are the same either way (each method's table at a given
+    step does not depend on which seeds matched the length: GRPO's prefix is the same run however long it goes)."""
+    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.47, 0.62, 0.78)),
+                                               ("NSR", (0.40, 0.63, 0.84))] for k, v in zip((1, 4, 32), vals))))
+    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
+    s = ProtocolSettings(task="bandit", n_prompts=32, n_answers=16, n_correct=2, seeds=8, max_steps=60,
+                         log_every=20, lr=0.05, readout="interpolated")
+    tuned = run_setting("s", curves, methods, s)
+    held = run_setting("s", curves, methods, dataclasses.replace(s, match_seeds="held"))
+    assert held["reached"] and abs(held["residual"]) < 1e-12 < abs(tuned["residual"])
+    assert held["length"] != tuned["length"] and held["read_at"] == {"GRPO": held["length"], "NSR": held["length"]}
+    # the held-out GRPO grid the length was matched on is the reference's own read-out path
+    grpo = held["table"][(held["table"].method == "GRPO") & (held["table"].k == 1)].simulated.iloc[0]
+    assert grpo == pytest.approx(0.47, abs=1e-12)
+    assert float(np.interp(held["length"], held["grid"].step, held["grid"]["pass@1"])) == pytest.approx(0.47, abs=1e-12)
+    with pytest.raises(ValueError, match="match_seeds must be one of tuning, held; got .all."):
+        ProtocolSettings(match_seeds="all")
+
+
 def test_a_prediction_outside_the_published_settings_says_so():
     from fadesim.lab.literature import extrapolations, support
 

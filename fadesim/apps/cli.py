@@ -293,8 +293,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     try:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
-                              readout=CHOSEN["readout"], clock=clock, noise_scale=args.noise_scale, **tie,
-                              **sharpen)
+                              readout=CHOSEN["readout"], match_seeds=CHOSEN["match_seeds"], clock=clock,
+                              noise_scale=args.noise_scale, **tie, **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
     if (args.rollouts_per_step is not None) != (ps.clock == "noise"):
@@ -344,7 +344,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     print(wide.to_string())
     if out["residual"] == out["residual"]:
         print(f"match residual: the simulated GRPO's pass@1 where it is read minus the given {grpo_pass1:.3f}: "
-              f"{out['residual']:+.4f} (held-out seeds; the length is matched on the tuning seeds)")
+              f"{out['residual']:+.4f} (held-out seeds; the length is matched on the "
+              f"{'held-out' if ps.match_seeds == 'held' else 'tuning'} seeds)")
     for warning in extrapolations(base_curve, support(load_curves(CURVES), load_training()), grpo_pass1,
                                   args.rollouts_per_step):
         print(f"extrapolation: {warning}; the shipped settings do not support this prediction there")

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
-                                             matched_task, method_clocks, nearest_step, read_path, scored_setting,
-                                             sim_config, without_reach)
+                                             match_on, matched_task, method_clocks, nearest_step, read_path,
+                                             scored_setting, sim_config, without_reach)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -44,7 +44,8 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
-    task, cal, length, reached, grid, dropped = matched_task(settings, base_curve, tune, target, ks)
+    task, cal, length, reached, grid, dropped = matched_task(settings, base_curve, match_on(settings, tune, held),
+                                                             target, ks)
 
     interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, match_length,
-                                             matched_task, nearest_step, read_path, sim_config)
+                                             match_on, matched_task, nearest_step, read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -48,7 +48,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
 
     The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
-    is either ``steps`` or the step where simulated GRPO (tuning seeds) reaches ``grpo_pass1``, the pass@1 the user
+    is either ``steps`` or the step where simulated GRPO (the tuning seeds, or the held-out ones under
+    ``settings.match_seeds`` "held") reaches ``grpo_pass1``, the pass@1 the user
     reached with GRPO (exactly one of the two); each advantage is trained on the held-out seeds and read there.
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
@@ -74,7 +75,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     if grpo_pass1 is not None:
         if not 0.0 < grpo_pass1 < 1.0:
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
-        task, cal, length, reached, _, dropped = matched_task(settings, base_curve, tune, grpo_pass1, ks)
+        task, cal, length, reached, _, dropped = matched_task(settings, base_curve, match_on(settings, tune, held),
+                                                              grpo_pass1, ks)
     else:
         task, cal = calibrated_task(settings, base_curve)
         interpolated = settings.readout == "interpolated"
