@@ -2,6 +2,7 @@
 reading, the published-effect checks on hand-made tables, resuming a killed run from its checkpoint exactly, and
 the three phases end to end. SmolLM2 itself is exercised by tests/test_pretrained.py's integration test."""
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -58,6 +59,8 @@ def test_the_grid_is_read_where_the_tuning_seeds_grpo_meets_the_measured_pass_at
     assert not reached_far and step_far > 0
     with pytest.raises(ValueError, match="no tuning-seed 'ppo' pass@1 path"):
         read_prediction(grid, 0.5, reference="ppo")
+    with pytest.raises(ValueError, match="match_seeds 'held' is not served here"):
+        prediction_grid({1: 0.3, 8: 0.8}, [("grpo", "grpo", {})], dataclasses.replace(s, match_seeds="held"))
 
 
 def test_the_published_effects_on_hand_made_tables():

@@ -173,6 +173,9 @@ def prediction_grid(base_curve: Mapping[int, float], advantages: Sequence[tuple[
 
     if len(base_curve) < 2:
         raise ValueError("the base curve needs pass@k at two k or more")
+    if settings.match_seeds != "tuning":
+        raise ValueError(f"prediction_grid matches a measured pass@1 on the tuning seeds' GRPO path (written before the "
+                         f"run, rows seeds == 'tune'); match_seeds {settings.match_seeds!r} is not served here")
     ks = sorted(int(k) for k in base_curve)
     task, _ = calibrated_task(settings, base_curve)
     tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds),
