@@ -2,7 +2,8 @@
 what RL did to that model in published runs?
 
 Per setting of the curves file: the task's initial difficulty is fitted to the base rows only; the training length
-is the step where the simulated GRPO pass@1 (tuning seeds) reaches the published GRPO pass@1, the only post-RL
+is the step where the simulated GRPO pass@1 (the held-out seeds' own run in the default family, ``--match-seeds
+tuning`` the tuning seeds') reaches the published GRPO pass@1, the only post-RL
 number the simulation sees; every mapped method is trained on the held-out seeds and read at steps_scale x that
 length; then, for every k published for two rows whose published difference is at least 0.01, does the simulated
 difference have the same sign? Prints a table per setting (published vs simulated, 95% CI), writes it, draws one

@@ -204,19 +204,19 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
     assert last.startswith("literature: ") and " signs agree (" in last and "over 1 settings; pass@k mean abs error " in last
     # --task bandit drops the default family's sharpen-only settings (held-out prompts, one prompt a step, skill)
     # and its clock
-    assert (tmp_path / "f" / "literature_bandit_interp_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_bandit_interp_heldmatch_adam_quick.csv").exists()
     # the default family with every prompt a step, pass@k on the trained prompts and the skill reaching every prompt:
     # 0 turns each off (not refused)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--prompts-per-step", "0",
                             "--eval-prompts", "0", "--reach-samples", "0", "--figures", str(tmp_path / "f"),
                             "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_noiseclock_interp_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_noiseclock_interp_heldmatch_adam_quick.csv").exists()
     # no skill: nothing for the default's skill reach to limit, so --skill-scale 0 implies --reach-samples 0
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--skill-scale", "0", "--eval-prompts",
                             "8", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_noiseclock_interp_adam_quick.csv").exists()
+    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_noiseclock_interp_heldmatch_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
     assert err.value.code == 2

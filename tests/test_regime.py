@@ -383,8 +383,9 @@ def test_numpy_equals_jax_on_every_task_with_the_new_sampler_zipf_prior_and_opti
 
 def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
     """The math regime is the family chosen on 2026-12-05 (CHOSEN_2026_12_05): the same prompts, answers and held-out
-    half; the protocol's current default differs from it only by the skill's reach and the noise-scale clock (a clock
-    reads methods at other steps; the task is the same)."""
+    half; the protocol's current default differs from it only by the skill's reach, the noise-scale clock (a clock
+    reads methods at other steps; the task is the same) and the seeds the length is matched on (the held-out seeds'
+    own reference run since 2026-12-07; the task is the same)."""
     from fadesim.lab.literature import BASE, CHOSEN, CHOSEN_2026_12_05, ProtocolSettings, calibrated_task, load_curves
     from fadesim.tasks.regimes import MATH_SETTING, MATH_SHARPEN, MATH_SIZES
 
@@ -396,9 +397,10 @@ def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
     assert {k: CHOSEN_2026_12_05[k] for k in MATH_SHARPEN} == MATH_SHARPEN
     assert MATH_SIZES["n_prompts"] == CHOSEN_2026_12_05["n_prompts"]
     assert task.reach is None and not task.floor_sharpness and CHOSEN_2026_12_05["reach_samples"] == 0
-    assert {k: v for k, v in CHOSEN.items() if k not in ("reach_samples", "clock")} == {
-        k: v for k, v in CHOSEN_2026_12_05.items() if k != "reach_samples"}
+    assert {k: v for k, v in CHOSEN.items() if k not in ("reach_samples", "clock", "match_seeds")} == {
+        k: v for k, v in CHOSEN_2026_12_05.items() if k not in ("reach_samples", "match_seeds")}
     assert CHOSEN["clock"] == "noise" and ProtocolSettings(**CHOSEN_2026_12_05).clock == "simulator"
+    assert CHOSEN["match_seeds"] == "held" and CHOSEN_2026_12_05["match_seeds"] == "tuning"
     for field in ("logits0", "correct", "evaluation"):
         np.testing.assert_array_equal(getattr(task, field), getattr(chosen, field))
     assert (task.sharpen_scale, task.skill_scale, task.prompts_per_step) == (1.0, 0.3, 1)

@@ -300,11 +300,11 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
     # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files; no
     # clock applies to adam_tied)
     assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
-        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_noiseclock_interp_adam_full")
+        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_noiseclock_interp_heldmatch_adam_full")
     tied = [literature.run_stem(literature.Settings(**{**CHOSEN, "optimizer": "adam_tied", "tie": t,
                                                        "clock": "simulator"}, tag="smollm2"), "full")
             for t in (0.1, 0.3)]
-    assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_adam_tied_tie{t}_smollm2_full"
+    assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_heldmatch_adam_tied_tie{t}_smollm2_full"
                     for t in ("0.1", "0.3")]
 
 

@@ -16,10 +16,11 @@ Per setting (``run_setting``):
 a. **calibrate** the task's initial difficulty to the base rows alone (``fadesim.tasks.calibrate``, a Beta by
    default: two parameters, so two published k suffice);
 b. **match the length**: the reference is the setting's method mapped to ``grpo`` with steps_scale 1 (exactly one,
-   else an error naming the setting). Its simulated pass@1, averaged over the *tuning* seeds, is compared with its
-   published pass@1 at every logged step; the training length T is the first step where the simulation reaches
-   it, or, where it never does, the step where it comes closest (reported as such). This is the only post-RL
-   number the simulation sees;
+   else an error naming the setting). Its simulated pass@1, averaged over the *tuning* seeds (or, with
+   ``match_seeds="held"``, the default family's since 2026-12-07, over the held-out seeds of the run that is read),
+   is compared with its published pass@1 at every logged step; the training length T is the first step where the
+   simulation reaches it, or, where it never does, the step where it comes closest (reported as such). This is the
+   only post-RL number the simulation sees;
 c. **train** every mapped method on the *held-out* seeds (``split_seeds``) and read it at steps_scale x T
    (the nearest logged step): the **matched step**, the published runs' own condition. With ``match="pass@1"``
    each method is read instead where its own held-out pass@1 first reaches the reference's published pass@1 (or
