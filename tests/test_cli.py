@@ -1,5 +1,6 @@
 """The fadesim command: list, card, check (registry and planted broken advantages), simulate, errors."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -255,7 +256,15 @@ def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
     assert out.exists()
     assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.35",
                  "--out", str(out), *small]) == 0
-    assert "GRPO pass@1 0.350 " in capsys.readouterr().out
+    assert "GRPO pass@1 0.350 UNREACHABLE" in capsys.readouterr().out
+    # the default family matches the length on the held-out seeds' own GRPO run: where it is reached, its pass@1
+    # there is the given one
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.32",
+                 "--out", str(out), *small]) == 0
+    text = capsys.readouterr().out
+    assert "GRPO pass@1 0.320 reached" in text
+    assert re.search(r"match residual: .* [+-]0\.0000 \(held-out seeds; the length is matched on the held-out seeds\)",
+                     text), text
 
 
 def test_predict_without_a_skill_drops_its_reach_and_a_reach_without_one_is_refused(tmp_path, capsys):
