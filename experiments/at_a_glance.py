@@ -157,8 +157,8 @@ def literature() -> tuple[str, str, str]:
         out[curves] = f"{agree}/{total} ({100 * agree / total:.1f}%), pass@k error {err / n:.4f}"
     return ("Calibrated to a real model's base pass@k, does the simulator predict the signs and sizes of RL's effects?",
             f"The default family (skill reach 256, noise-scale clock, matched on the held-out seeds), pooled over 4 task "
-            f"draws: {out['shipped']} on the shipped published settings; {out['smollm2']} on our three measured SmolLM2 designs; sizes not yet at the 0.03 target "
-            "(issue 40)", "[literature](paper_figures/literature/README.md)")
+            f"draws: {out['shipped']} on the shipped published settings; {out['smollm2']} on our three measured "
+            "SmolLM2 designs; sizes not yet at the 0.03 target (issue 40)", "[literature](paper_figures/literature/README.md)")
 
 
 def real_model_first() -> tuple[str, str, str]:

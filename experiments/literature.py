@@ -3,11 +3,11 @@ what RL did to that model in published runs?
 
 Per setting of the curves file: the task's initial difficulty is fitted to the base rows only; the training length
 is the step where the simulated GRPO pass@1 (the held-out seeds' own run in the default family, ``--match-seeds
-tuning`` the tuning seeds') reaches the published GRPO pass@1, the only post-RL
-number the simulation sees; every mapped method is trained on the held-out seeds and read at steps_scale x that
-length; then, for every k published for two rows whose published difference is at least 0.01, does the simulated
-difference have the same sign? Prints a table per setting (published vs simulated, 95% CI), writes it, draws one
-panel per setting (published dashed, simulated solid, pass@k against log k), and ends with exactly
+tuning`` the tuning seeds') reaches the published GRPO pass@1, the only post-RL number the simulation sees; every
+mapped method is trained on the held-out seeds and read at steps_scale x that length; then, for every k published
+for two rows whose published difference is at least 0.01, does the simulated difference have the same sign? Prints
+a table per setting (published vs simulated, 95% CI), writes it, draws one panel per setting (published dashed,
+simulated solid, pass@k against log k), and ends with exactly
 
     literature: A/B signs agree (P%) over S settings; pass@k mean abs error E
 
@@ -195,8 +195,8 @@ def describe_run(settings: ProtocolSettings) -> str:
 
 
 def run_stem(settings: Settings, suffix: str) -> str:
-    """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, optimizer (adam_tied with its tie), tag,
-    match and preset, so that runs that differ in any of them never overwrite each other."""
+    """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, optimizer (adam_tied
+    with its tie), tag, match and preset, so that runs that differ in any of them never overwrite each other."""
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""

@@ -49,8 +49,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
 
     The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
     is either ``steps`` or the step where simulated GRPO (the tuning seeds, or the held-out ones under
-    ``settings.match_seeds`` "held") reaches ``grpo_pass1``, the pass@1 the user
-    reached with GRPO (exactly one of the two); each advantage is trained on the held-out seeds and read there.
+    ``settings.match_seeds`` "held") reaches ``grpo_pass1``, the pass@1 the user reached with GRPO (exactly one of
+    the two); each advantage is trained on the held-out seeds and read there.
     Returns the predicted pass@k table (label, k, pass_at_k, ci95; base is step 0), the held-out mean trajectories
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
     ``residual`` (the held-out simulated GRPO's pass@1 where it is read minus ``grpo_pass1``; NaN where no default

@@ -352,9 +352,8 @@ def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, 
 def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
                      ks: Sequence[int]) -> tuple[float, bool, pd.DataFrame]:
     """Step b: GRPO on the seeds ``tune`` (the tuning seeds, or the held-out ones under ``match_seeds="held"``:
-    ``match_on``) for max_steps; (the length where its mean pass@1 meets ``target``: a logged
-    step, or interpolated between two with ``readout="interpolated"``; whether it was reached; the (step, pass@1) grid
-    it was read from)."""
+    ``match_on``) for max_steps; (the length where its mean pass@1 meets ``target``: a logged step, or interpolated
+    between two with ``readout="interpolated"``; whether it was reached; the (step, pass@1) grid it was read from)."""
     from fadesim.sim import simulate
 
     grid = simulate(task, sim_config(settings, "grpo", {}, settings.max_steps, ks), seeds=tune)
