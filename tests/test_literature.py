@@ -601,13 +601,19 @@ def test_the_match_is_read_between_logged_steps_and_its_residual_printed():
     np.testing.assert_allclose(read_path(steps, per_seed, 99.0), [3.0, 6.0])
 
 
-def test_the_interpolated_read_out_meets_the_published_pass_at_1_closer(tmp_path):
+def _read_out_setting(tmp_path):
+    """(curves, methods, settings) of the read-out tests: one hand-made setting (GRPO's published pass@1 0.47) on a
+    small bandit whose GRPO crosses it between logged steps."""
     curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
         f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.47, 0.62, 0.78)),
                                                ("NSR", (0.40, 0.63, 0.84))] for k, v in zip((1, 4, 32), vals))))
     methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
-    s = ProtocolSettings(task="bandit", n_prompts=32, n_answers=16, n_correct=2, seeds=8, max_steps=60,
-                         log_every=20, lr=0.05)
+    return curves, methods, ProtocolSettings(task="bandit", n_prompts=32, n_answers=16, n_correct=2, seeds=8,
+                                             max_steps=60, log_every=20, lr=0.05)
+
+
+def test_the_interpolated_read_out_meets_the_published_pass_at_1_closer(tmp_path):
+    curves, methods, s = _read_out_setting(tmp_path)
     logged = run_setting("s", curves, methods, s)
     interp = run_setting("s", curves, methods, dataclasses.replace(s, readout="interpolated"))
     assert logged["length"] in (20, 40, 60) and interp["reached"] and interp["length"] % 20 != 0
@@ -624,12 +630,8 @@ def test_matched_on_the_held_out_seeds_the_reference_meets_the_published_pass_at
     published pass@1, so with the interpolated read-out the residual is 0 up to rounding, where the tuning seeds'
     match leaves the two halves' noise; the held-out runs are the same either way (each method's table at a given
     step does not depend on which seeds matched the length: GRPO's prefix is the same run however long it goes)."""
-    curves = load_curves(_write(tmp_path, "c.csv", HEADER + "".join(
-        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.55, 0.80)), ("GRPO", (0.47, 0.62, 0.78)),
-                                               ("NSR", (0.40, 0.63, 0.84))] for k, v in zip((1, 4, 32), vals))))
-    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n"))
-    s = ProtocolSettings(task="bandit", n_prompts=32, n_answers=16, n_correct=2, seeds=8, max_steps=60,
-                         log_every=20, lr=0.05, readout="interpolated")
+    curves, methods, logged = _read_out_setting(tmp_path)
+    s = dataclasses.replace(logged, readout="interpolated")
     tuned = run_setting("s", curves, methods, s)
     held = run_setting("s", curves, methods, dataclasses.replace(s, match_seeds="held"))
     assert held["reached"] and abs(held["residual"]) < 1e-12 < abs(tuned["residual"])
