@@ -140,6 +140,9 @@ class Settings:
     # "paper": a run missing from the result store but recorded in this design's committed steps and measured files
     # (under the same unit key, so the same settings) is taken from them, not trained again (``committed_runs``)
     from_committed: bool = False
+    # "graded": the parts trained on, comma-separated indices into GRADED_PARTS ("" every part); the evaluation
+    # questions are every part's whichever parts are trained (e.g. "1": the three-operand sums alone)
+    parts: str = ""
 
     def __post_init__(self) -> None:
         if self.reward not in ("last_integer", "first_integer"):
@@ -173,6 +176,7 @@ class Settings:
                              f"({self.eval_samples})")
         self.digit_list()
         self.evaluation_steps()
+        self.train_parts()
         labels = [label for label, _, _ in parse_advantages(self.advantages)]
         if "grpo" not in labels:
             raise ValueError("real_model: the advantages must include grpo (its pass@1 selects the prediction's point)")
@@ -198,6 +202,23 @@ class Settings:
         if not out or any(not 1 <= d <= 6 for d in out):
             raise ValueError(f"real_model: digits must lie in 1..6; got {self.digits!r}")
         return out
+
+    def train_parts(self) -> list[int]:
+        """The indices into GRADED_PARTS trained on (every part where ``parts`` is ""), sorted and distinct; a
+        ValueError where ``parts`` is set for another task than "graded" or names no part, a repeated one or one
+        that is not there."""
+        if not self.parts:
+            return list(range(len(GRADED_PARTS)))
+        if self.task != "graded":
+            raise ValueError(f"real_model: parts chooses the graded task's parts; the task is {self.task!r}")
+        try:
+            out = [int(x) for x in self.parts.split(",")]
+        except ValueError:
+            raise ValueError(f"real_model: parts must be comma-separated part indices; got {self.parts!r}") from None
+        if len(set(out)) != len(out) or any(not 0 <= i < len(GRADED_PARTS) for i in out):
+            raise ValueError(f"real_model: parts must name distinct indices in 0..{len(GRADED_PARTS) - 1}; got "
+                             f"{self.parts!r}")
+        return sorted(out)
 
     def ks(self) -> list[int]:
         return [2**i for i in range(int(np.log2(self.eval_samples)) + 1)]
@@ -343,12 +364,14 @@ def part_labels(s: Settings) -> list[str]:
 
 
 def tasks(s: Settings, template: Any) -> tuple[Any, list[Any]]:
-    """(the training task, the fixed evaluation problems from the evaluation split: eval_prompts per digit count for
-    "sums", per part for "graded", parts in order)."""
+    """(the training task: the parts ``train_parts`` names for "graded", each drawn with equal probability; the fixed
+    evaluation problems from the evaluation split: eval_prompts per digit count for "sums", per part for "graded",
+    every part, in order)."""
     from fadesim.bridge.tasks import ChatArithmetic, TaskMixture, distinct_problems
 
     parts, seeds = _task_parts(s)
-    train = TaskMixture(tuple(ChatArithmetic(**part, template=template) for part in parts))
+    trained = s.train_parts() if s.task == "graded" else range(len(parts))
+    train = TaskMixture(tuple(ChatArithmetic(**parts[i], template=template) for i in trained))
     evaluation = [p for part, seed in zip(parts, seeds)
                   for p in distinct_problems(ChatArithmetic(**part, split="eval", template=template), s.eval_prompts,
                                              seed=seed)]
@@ -601,6 +624,8 @@ def _run_identity(s: Settings) -> dict[str, Any]:
         out["eval_chunk"] = s.eval_chunk
     if s.sampler != "multinomial":
         out["sampler"] = s.sampler
+    if s.parts:  # (the base's evaluation covers every part whatever is trained: not in ``_identity``)
+        out["parts"] = s.train_parts()
     return out
 
 
