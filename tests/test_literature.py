@@ -644,6 +644,40 @@ def test_matched_on_the_held_out_seeds_the_reference_meets_the_published_pass_at
         ProtocolSettings(match_seeds="all")
 
 
+def test_matched_on_the_held_out_seeds_the_reference_is_simulated_once(tmp_path, monkeypatch):
+    """Under ``match_seeds="held"`` the reference's match is its held-out run (the same configuration and seeds), so
+    ``run_setting`` reads it from the match instead of simulating it again: one simulation a method, where the tuning
+    seeds' match needs one more; a run of other seeds or another configuration is simulated, not taken."""
+    import fadesim.sim
+    from fadesim.lab.literature.protocol import sim_config, simulate_once
+    from fadesim.tasks import make_task
+
+    curves, methods, logged = _read_out_setting(tmp_path)
+    s = dataclasses.replace(logged, readout="interpolated", match_seeds="held")
+    calls, real = [], fadesim.sim.simulate
+
+    def counted(task, cfg, seeds):
+        calls.append((cfg.advantage, cfg.steps, tuple(seeds)))
+        return real(task, cfg, seeds=seeds)
+
+    monkeypatch.setattr(fadesim.sim, "simulate", counted)
+    held = run_setting("s", curves, methods, s)
+    assert [c[0] for c in calls] == ["grpo", "nsr"] and calls[0][2] == (4, 5, 6, 7)  # the match is GRPO's run
+    calls.clear()
+    tuned = run_setting("s", curves, methods, dataclasses.replace(s, match_seeds="tuning"))
+    assert [c[0] for c in calls] == ["grpo", "grpo", "nsr"] and calls[0][2] == (0, 1, 2, 3) != calls[1][2]
+    assert held["residual"] == pytest.approx(0.0, abs=1e-12) != tuned["residual"]
+    calls.clear()
+    task = make_task("bandit", n_prompts=4, n_answers=4, n_correct=1, seed=0)
+    runs, cfg = {}, sim_config(s, "grpo", {}, 20, (1, 4))
+    first = simulate_once(task, cfg, [0, 1], runs)
+    assert simulate_once(task, cfg, [0, 1], runs) is first and len(calls) == 1  # stored: taken
+    simulate_once(task, cfg, [2, 3], runs)  # other seeds: simulated
+    simulate_once(task, sim_config(s, "nsr", {}, 20, (1, 4)), [0, 1], runs)  # another configuration: simulated
+    simulate_once(task, cfg, [0, 1], None)  # nothing kept: simulated
+    assert len(calls) == 4 and len(runs) == 3
+
+
 def test_a_prediction_outside_the_published_settings_says_so():
     from fadesim.lab.literature import extrapolations, support
 

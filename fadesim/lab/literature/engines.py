@@ -12,7 +12,7 @@ import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
                                              match_on, matched_task, method_clocks, nearest_step, read_path,
-                                             scored_setting, sim_config, without_reach)
+                                             scored_setting, sim_config, simulate_once, without_reach)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -31,7 +31,6 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     rollouts a step (``load_training``), which the noise-scale clock reads (a setting without one: clock 1); the
     result's "clocks" are each method's clock, "rollouts_per_step" the batch used (None: unknown)."""
     from fadesim.lab.stats import ci95, split_seeds
-    from fadesim.sim import simulate
 
     if settings.engine == "first_order":
         return first_order_setting(setting, curves, methods, settings, training)
@@ -44,8 +43,9 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     target = float(pub[(pub.method == ref.name) & (pub.k == 1)].pass_at_k.iloc[0])
+    runs: dict[Any, Any] = {}  # the reference's match, which under match_seeds="held" is its held-out run
     task, cal, length, reached, grid, dropped = matched_task(settings, base_curve, match_on(settings, tune, held),
-                                                             target, ks)
+                                                             target, ks, runs)
 
     interpolated = settings.readout == "interpolated"
     frames, read_at, entropy = [], {}, []
@@ -55,7 +55,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
         m = methods[name]
         want = m.steps_scale * length * clocks[name]
         steps = _run_length(settings, m, clocks[name])
-        res = simulate(task, sim_config(settings, m.advantage, m.params, steps, ks), seeds=held)
+        res = simulate_once(task, sim_config(settings, m.advantage, m.params, steps, ks), held, runs)
         if settings.match == "pass@1":
             at, _ = (crossing_point if interpolated else match_length)(res.steps, res.metrics["pass@1"][0].mean(axis=0),
                                                                      target)

@@ -349,14 +349,34 @@ def sim_config(settings: ProtocolSettings, advantage: str, params: Mapping[str, 
                      tie=settings.tie)
 
 
-def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
-                     ks: Sequence[int]) -> tuple[float, bool, pd.DataFrame]:
-    """Step b: GRPO on the seeds ``tune`` (the tuning seeds, or the held-out ones under ``match_seeds="held"``:
-    ``match_on``) for max_steps; (the length where its mean pass@1 meets ``target``: a logged step, or interpolated
-    between two with ``readout="interpolated"``; whether it was reached; the (step, pass@1) grid it was read from)."""
+def run_key(config: Any, seeds: Sequence[int]) -> tuple[str, tuple[int, ...]]:
+    """What identifies a simulated run on one task: its configuration (``sim_config``) and seeds (``simulate_once``)."""
+    return repr(config), tuple(int(s) for s in seeds)
+
+
+def simulate_once(task: Task, config: Any, seeds: Sequence[int], runs: dict[Any, Any] | None) -> Any:
+    """``simulate(task, config, seeds)``, or the result a run of the same configuration and seeds on ``task`` already
+    stored in ``runs`` (a per-task dict, None: none kept); the result is stored there. The simulator is deterministic
+    for a configuration and seeds, so a stored run is the run (e.g. under ``match_seeds="held"`` the reference's match
+    is its held-out run: ``run_setting`` reads it instead of simulating it again)."""
     from fadesim.sim import simulate
 
-    grid = simulate(task, sim_config(settings, "grpo", {}, settings.max_steps, ks), seeds=tune)
+    key = run_key(config, seeds)
+    if runs is not None and key in runs:
+        return runs[key]
+    result = simulate(task, config, seeds=seeds)
+    if runs is not None:
+        runs[key] = result
+    return result
+
+
+def match_reference(task: Task, settings: ProtocolSettings, tune: Sequence[int], target: float,
+                    ks: Sequence[int], runs: dict[Any, Any] | None = None) -> tuple[float, bool, pd.DataFrame]:
+    """Step b: GRPO on the seeds ``tune`` (the tuning seeds, or the held-out ones under ``match_seeds="held"``:
+    ``match_on``) for max_steps; (the length where its mean pass@1 meets ``target``: a logged step, or interpolated
+    between two with ``readout="interpolated"``; whether it was reached; the (step, pass@1) grid it was read from).
+    ``runs``: where the simulated run is kept for reuse on ``task`` (``simulate_once``)."""
+    grid = simulate_once(task, sim_config(settings, "grpo", {}, settings.max_steps, ks), tune, runs)
     p1 = grid.metrics["pass@1"][0].mean(axis=0)
     match = crossing_point if settings.readout == "interpolated" else match_length
     length, reached = match(grid.steps, p1, target)
@@ -369,18 +389,23 @@ def match_on(settings: ProtocolSettings, tune: Sequence[int], held: Sequence[int
 
 
 def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tune: Sequence[int], target: float,
-                 ks: Sequence[int]) -> tuple[Any, Any, float, bool, pd.DataFrame, bool]:
+                 ks: Sequence[int], runs: dict[Any, Any] | None = None
+                 ) -> tuple[Any, Any, float, bool, pd.DataFrame, bool]:
     """Steps a-b: the task calibrated to ``base_curve`` and GRPO's matched length on it, as (task, calibration, length,
     reached, grid, reach_dropped). With ``reach_fallback`` and a skill reach, a target GRPO does not reach within
     max_steps under the reach is a published pass@1 beyond what the reach-limited family gives (RL went past the base's
     reach, as on SmolLM2's sums, where it taught the sum): the task is built again without the reach (the same
-    calibration: the reach does not move the base policy) and matched there, and reach_dropped is True."""
+    calibration: the reach does not move the base policy) and matched there, and reach_dropped is True. ``runs``: where
+    the reference's simulated run is kept for reuse on the returned task (``simulate_once``; emptied where the task
+    is built again)."""
     task, cal = calibrated_task(settings, base_curve)
-    length, reached, grid = match_reference(task, settings, tune, target, ks)
+    length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
     if reached or not settings.reach_fallback:  # (reach_fallback is refused without a reach)
         return task, cal, length, reached, grid, False
+    if runs is not None:  # its runs were on the task with the reach
+        runs.clear()
     task, cal = calibrated_task(without_reach(settings), base_curve)
-    length, reached, grid = match_reference(task, settings, tune, target, ks)
+    length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
     return task, cal, length, reached, grid, True
 
 
