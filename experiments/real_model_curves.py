@@ -6,6 +6,7 @@ real model by the same command that scores it on the published runs::
     python experiments/real_model_curves.py --clock    # every checkpoint at its multiple: smollm2_clock_*.csv
     python experiments/real_model_curves.py --beside   # the paper experiment + the arms measured beside it
     python experiments/real_model_curves.py --longer   # its checkpoints at 1x-4x, and 6x, 8x of the arms trained longer
+    python experiments/real_model_curves.py --part     # its three-operand part trained alone, steps 16-96 at 1x-6x
     python experiments/literature.py --full --curves paper_figures/real_model/smollm2_curves.csv \\
         --methods paper_figures/real_model/smollm2_methods.csv --training paper_figures/real_model/smollm2_training.csv
 
@@ -128,6 +129,21 @@ def export(folder: Path = FOLDER, clock: bool = False, beside: bool = False, lon
     return pd.concat(curves, ignore_index=True), methods.drop_duplicates("method")
 
 
+#: the paper experiment's three-operand part trained alone (``experiments/real_model_part.py``), on its own questions
+PART_FILE = "real_model_paperpart1_trained_part_measured.csv"
+PART_SETTING = "SmolLM2-135M / paper experiment's three-operand part alone"
+
+
+def export_part(folder: Path = FOLDER) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(curves, methods) of one training-length setting: the paper experiment's three-operand part trained alone
+    (``PART_FILE``: its 16 evaluation questions, the base at step 0), every checkpoint at its multiple of the first
+    (steps 16, 32, 48 and 96 at 1x, 2x, 3x and 6x): one calibration at step 16 predicting the rest."""
+    measured = _long(pd.read_csv(folder / PART_FILE))
+    later = sorted(int(step) for step in measured.step.unique() if step > 0)
+    steps = {step: int(step / later[0]) if step % later[0] == 0 else step / later[0] for step in later}
+    return literature_files(measured, f"{PART_SETTING}, steps {later[0]}-{later[-1]}", steps, SOURCE)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(FOLDER),
@@ -139,14 +155,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--longer", action="store_true",
                     help="the paper experiment at every checkpoint with the arms trained past its length, at their "
                          "multiples of the first (smollm2_longer_clock_*.csv; implies --clock)")
+    ap.add_argument("--part", action="store_true",
+                    help="the paper experiment's three-operand part trained alone, on its own questions, every "
+                         "checkpoint at its multiple of the first (smollm2_part1_clock_*.csv; alone)")
     args = ap.parse_args(argv)
     try:
-        curves, methods = export(clock=args.clock or args.longer, beside=args.beside, longer=args.longer)
+        if args.part and (args.clock or args.beside or args.longer):
+            raise ValueError("--part is a setting of its own: it takes no --clock, --beside or --longer")
+        curves, methods = export_part() if args.part else export(clock=args.clock or args.longer, beside=args.beside,
+                                                                  longer=args.longer)
     except ValueError as err:
         print(err, file=sys.stderr)
         return 2
     out = Path(args.out)
-    name = "smollm2" + "_beside" * args.beside + "_longer" * args.longer + "_clock" * (args.clock or args.longer)
+    name = "smollm2_part1_clock" if args.part else (
+        "smollm2" + "_beside" * args.beside + "_longer" * args.longer + "_clock" * (args.clock or args.longer))
     write_atomic(out / f"{name}_curves.csv", curves)
     write_atomic(out / f"{name}_methods.csv", methods)
     write_atomic(out / f"{name}_training.csv", training(curves))

@@ -5,7 +5,7 @@ prompt drawn from one part (``--part``, default 1: the one-digit three-operand s
 experiment learned past its questions with a zero operand), for 96 steps, evaluated at 16, 32, 48 and 96::
 
     python experiments/real_model_part.py --phase train   # resumable; about 12 min a run on 2 cores
-    python experiments/real_model_part.py --phase score   # real_model_part1_{measured,steps,questions,parts,groups,compare}.csv
+    python experiments/real_model_part.py --phase score   # real_model_paperpart1_{measured,steps,questions,parts,...}.csv
     python experiments/real_model_part.py --preset paper-quick --out /tmp/part   # the pipeline, tiny GPT-2
 
 In the paper experiment each training prompt comes from one of the three parts with equal probability, so by step 3t a
@@ -17,6 +17,8 @@ operand (sums of fewer operands in disguise) apart from the others (``compare``:
 its 95% t interval, and the part-alone minus mixture difference with a Welch interval: different runs, not pairs).
 Where the part alone learns what the mixture did not at the same dose, the mixture kept it from learning
 (interference); where it does not, the model does not learn it under these settings (a limit of the model).
+``trained_part_measured``: pass@k etc. on the trained part's questions alone (the base at step 0), which
+``real_model_curves.py --part`` exports as a literature-protocol setting.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from real_model import (GRADED_PARTS, PAPER, PAPER_QUICK, added_runs, added_runs_arguments,  # noqa: E402
-                        base_counts, kept, parse_advantages, part_labels, step_rows, tasks)
+                        base_counts, eval_table, kept, parse_advantages, part_labels, step_rows, tasks)
 from real_model_longer import by_part, groups, questions  # noqa: E402
 
 from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
@@ -126,6 +128,15 @@ def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFra
     return pd.DataFrame(out)
 
 
+def on_questions(s: object, table: pd.DataFrame, base: pd.DataFrame, prompts: pd.Series) -> pd.DataFrame:
+    """``real_model.eval_table`` (one row per method, seed and step, the base at step 0) on the evaluation questions
+    ``prompts`` alone, e.g. the trained part's: what the literature protocol's export reads as the part's own setting
+    (``experiments/real_model_curves.py --part``)."""
+    keep = set(int(i) for i in prompts)
+    evals = table.kind == "eval"
+    return eval_table(s, table[~evals | table.prompt.isin(keep)], base[base.prompt.isin(keep)])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -157,8 +168,17 @@ def main(argv: list[str] | None = None) -> int:
     write_atomic(figures / name("steps.csv"), steps)
     write_atomic(figures / name("questions.csv"), per_question)
     labels = part_labels(s)
-    parts = by_part(per_question, base_counts(s, ResultStore(out)), labels, s.eval_prompts)
+    base = base_counts(s, ResultStore(out))
+    parts = by_part(per_question, base, labels, s.eval_prompts)
     write_atomic(figures / name("parts.csv"), parts)
+    groups_ = question_groups(s)
+    trained = on_questions(s, table, base, groups_[groups_.part == labels[args.part]].prompt)
+    try:
+        trained = kept(figures / name("trained_part_measured.csv"), trained)
+    except ValueError as err:
+        print(err, file=sys.stderr)
+        return 2
+    write_atomic(figures / name("trained_part_measured.csv"), trained)
     print(f"trained on {labels[args.part]} alone; each part of the task (pass rate; solved: at least once in "
           f"{s.eval_samples} samples):")
     print(parts.pivot_table(index=["method", "step"], columns="part", values=["pass_rate", "solved"], sort=False)
@@ -176,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no {mixture_path.name} beside these files: the comparison with the mixture is not made")
         return 0
     mixture = pd.read_csv(mixture_path)
-    both = compare(per_question, mixture, question_groups(s), labels[args.part], len(GRADED_PARTS),
+    both = compare(per_question, mixture, groups_, labels[args.part], len(GRADED_PARTS),
                    int(mixture.step.min()))
     write_atomic(figures / name("compare.csv"), both)
     show = both.assign(cell=[f"{a:.3f} vs {b:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, b, d, lo, hi in

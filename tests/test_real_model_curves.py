@@ -141,3 +141,24 @@ def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_leng
     for bad in (dict(clock=False, longer=True), dict(clock=True, beside=True, longer=True)):
         with pytest.raises(ValueError, match="needs clock and not beside"):
             real_model_curves.export(real_model_curves.FOLDER, **bad)
+
+
+def test_the_part_export_reads_the_part_trained_alone_at_its_multiples(tmp_path, capsys):
+    """``--part``: the three-operand part trained alone, on its own questions; the first checkpoint is where GRPO's
+    pass@1 fixes the length, the later ones at 2x, 3x and 6x it; each value the mean over the seeds; the paper's batch."""
+    rows = [{"method": "grpo", "seed": seed, "step": step, "pass@1": 0.05 + 0.01 * step + 0.001 * seed,
+             "pass@2": 0.1 + 0.01 * step, "entropy": 0.5} for seed in range(3) for step in (16, 32, 48, 96)]
+    rows += [{"method": "grpo", "seed": seed, "step": 0, "pass@1": 0.05, "pass@2": 0.09, "entropy": 0.7}
+             for seed in range(3)]
+    pd.DataFrame(rows).to_csv(tmp_path / real_model_curves.PART_FILE, index=False)
+    curves, methods = real_model_curves.export_part(tmp_path)
+    setting = f"{real_model_curves.PART_SETTING}, steps 16-96"
+    assert set(curves.setting) == {setting}
+    assert dict(zip(methods.method, methods.steps_scale)) == {"GRPO": 1, "grpo@32": 2, "grpo@48": 3, "grpo@96": 6}
+    table = curves.set_index(["method", "k"]).pass_at_k
+    assert table[("base", 2)] == 0.09 and table[("GRPO", 1)] == pytest.approx(0.05 + 0.16 + 0.001)
+    assert table[("grpo@96", 1)] == pytest.approx(0.05 + 0.96 + 0.001)
+    assert real_model_curves.main(["--part", "--clock"]) == 2
+    assert "--part is a setting of its own" in capsys.readouterr().err
+    real_model_curves.training(curves).to_csv(tmp_path / "training.csv", index=False)
+    assert load_training(tmp_path / "training.csv") == {setting: 64}  # the paper preset's 8 prompts x 8 rollouts

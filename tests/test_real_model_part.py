@@ -101,6 +101,12 @@ def test_on_the_tiny_model_every_training_prompt_is_from_the_part_trained(tmp_pa
     assert sorted(measured.step.unique()) == [0, 2, 4, 8] and sorted(measured.seed.unique()) == [0, 1]
     parts = pd.read_csv(figures / name("parts.csv"))
     assert list(parts[parts.method == "base"].part) == real_model.part_labels(real_model.PAPER_QUICK)
+    # on the trained part's questions alone (one a part in this preset: prompt 1), the base at step 0
+    trained = pd.read_csv(figures / name("trained_part_measured.csv")).set_index(["seed", "step"])
+    per_question = pd.read_csv(figures / name("questions.csv"))
+    own = per_question[per_question.prompt == 1].set_index(["seed", "step"])
+    np.testing.assert_allclose(trained.loc[own.index, "pass@1"], own.correct / own.n, rtol=0, atol=1e-12)
+    assert sorted(trained.index.get_level_values("step").unique()) == [0, 2, 4, 8]
     # beside the mixture's runs of the same preset, the comparison is written
     _, table = real_model.arms_runs(real_model_longer.PRESETS["paper-quick"], range(2),
                                     real_model.parse_advantages("grpo"), tmp_path / "mixture", only_stored=False,
