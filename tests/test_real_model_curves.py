@@ -143,6 +143,17 @@ def test_the_longer_export_adds_the_arms_trained_past_the_paper_experiments_leng
             real_model_curves.export(real_model_curves.FOLDER, **bad)
 
 
+def test_the_committed_part_export_is_a_fresh_export_of_the_part_alone_runs(tmp_path):
+    assert real_model_curves.main(["--part", "--out", str(tmp_path)]) == 0
+    for name in ("curves", "methods", "training"):
+        path = f"smollm2_part1_clock_{name}.csv"
+        pd.testing.assert_frame_equal(pd.read_csv(tmp_path / path), pd.read_csv(real_model_curves.FOLDER / path))
+    measured = pd.read_csv(real_model_curves.FOLDER / real_model_curves.PART_FILE)
+    curves = load_curves(tmp_path / "smollm2_part1_clock_curves.csv").set_index(["method", "k"]).pass_at_k
+    assert curves[("grpo@96", 64)] == pytest.approx(measured[measured.step == 96]["pass@64"].mean(), rel=1e-12)
+    assert measured.seed.nunique() == 4 and curves[("base", 1)] == measured[measured.step == 0]["pass@1"].iloc[0]
+
+
 def test_the_part_export_reads_the_part_trained_alone_at_its_multiples(tmp_path, capsys):
     """``--part``: the three-operand part trained alone, on its own questions; the first checkpoint is where GRPO's
     pass@1 fixes the length, the later ones at 2x, 3x and 6x it; each value the mean over the seeds; the paper's batch."""
