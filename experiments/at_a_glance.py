@@ -271,9 +271,33 @@ def longer_rows() -> list[tuple[str, str, str]]:
     return rows
 
 
+def part_rows() -> list[tuple[str, str, str]]:
+    """Each arm trained on one part of the graded task alone (experiments/real_model_part.py), once its comparison
+    table is committed: the part's questions with no zero operand, then those with one, against the mixture's runs at
+    the last matched dose and the last matched step, each with its Welch 95% interval."""
+    path = FIGURES / "real_model" / "real_model_paperpart1_compare.csv"
+    if not path.is_file():
+        return []
+    rows = []
+    for method, part in pd.read_csv(path).groupby("method", sort=False):
+        cells = []
+        for subset in ("no zero operand", "a zero operand"):
+            for match in ("dose", "step"):
+                rows_ = part[(part.match == match) & (part.subset == subset)]
+                last = rows_[rows_.step == rows_.step.max()].iloc[0]
+                cells.append(f"{subset}, matched {match} (step {int(last.step)} against the mixture's "
+                             f"{int(last.mixture_step)}): {last.part_alone:.3f} against {last.mixture:.3f} "
+                             f"{_interval(last)}")
+        rows.append((f"SmolLM2-135M-Instruct, AdamW lr 1e-5: {method} on the graded task's three-operand part alone "
+                     "against the mixture of all three parts (does the mixture stop what is not learned)?",
+                     f"{int(part.seeds.max())} seeds each, 95% Welch interval: " + "; ".join(cells),
+                     "[real_model](paper_figures/real_model/README.md)"))
+    return rows
+
+
 def table(relative_to: Path) -> str:
     """The Markdown block, links relative to the README's folder."""
-    rows = [f() for f in ROWS] + paper_rows() + beside_rows() + longer_rows()
+    rows = [f() for f in ROWS] + paper_rows() + beside_rows() + longer_rows() + part_rows()
     lines = [START, "| question | at a glance (every number from the named folder's committed tables) | where |",
              "|---|---|---|"]
     for question, answer, link in rows:

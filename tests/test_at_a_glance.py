@@ -60,6 +60,26 @@ def test_a_longer_runs_row_reads_its_last_step_and_change_from_the_calibration(t
     assert "pass@64 0.865 -> 0.885" in answer and "entropy 0.376 -> 0.396" in answer
 
 
+def test_a_part_alone_row_reads_the_last_matched_dose_and_step_of_each_subset(tmp_path, monkeypatch):
+    import pandas as pd
+
+    folder = tmp_path / "real_model"
+    folder.mkdir()
+    monkeypatch.setattr(at_a_glance, "FIGURES", tmp_path)
+    assert at_a_glance.part_rows() == []  # nothing committed: no row
+    rows = [{"method": "grpo", "match": match, "step": step, "mixture_step": 3 * step if match == "dose" else step,
+             "subset": subset, "seeds": 4, "part_alone": 0.1 * step / 16 + (0.5 if subset == "a zero operand" else 0),
+             "mixture": 0.05, "diff": 0.0, "lo": -0.1, "hi": 0.1}
+            for match, steps in (("dose", (16, 32)), ("step", (48, 96))) for step in steps
+            for subset in ("all", "a zero operand", "no zero operand")]
+    pd.DataFrame(rows).to_csv(folder / "real_model_paperpart1_compare.csv", index=False)
+    [(question, answer, link)] = at_a_glance.part_rows()
+    assert "grpo on the graded task's three-operand part alone" in question and answer.startswith("4 seeds")
+    assert "no zero operand, matched dose (step 32 against the mixture's 96): 0.200 against 0.050" in answer
+    assert "a zero operand, matched step (step 96 against the mixture's 96): 1.100 against 0.050" in answer
+    assert "(step 16" not in answer and "(step 48" not in answer  # the last of each match only
+
+
 def test_the_top_readmes_are_a_page():
     assert len((ROOT / "README.md").read_text().splitlines()) <= 150
     assert len((ROOT / "paper_figures" / "README.md").read_text().splitlines()) <= 150
