@@ -38,7 +38,7 @@ sys.path.insert(0, str(ROOT / "experiments"))
 
 from real_model import (GRADED_PARTS, PAPER, PAPER_QUICK, added_runs, added_runs_arguments,  # noqa: E402
                         base_counts, eval_table, kept, parse_advantages, part_labels, step_rows, tasks)
-from real_model_longer import by_part, groups, questions  # noqa: E402
+from real_model_longer import MODEL_NAMES, by_part, groups, questions  # noqa: E402
 
 from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
 from fadesim.lab.stats import ci95_t  # noqa: E402
@@ -128,6 +128,47 @@ def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFra
     return pd.DataFrame(out)
 
 
+def figure(alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, base: pd.DataFrame, part_label: str,
+           shares: int, prompts_per_step: int, path: Path, title: str) -> Path:
+    """The part's questions, by subset (no zero operand, a zero operand), against the number of the part's prompts
+    trained on (the part alone: ``prompts_per_step`` x step; the mixture: that over ``shares``, in expectation): each
+    arm's mean pass rate over seeds with its 95% t interval, alone (solid) and in the mixture (dashed); the base's
+    mean (grey, dotted)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fadesim.lab.plots import save_figure
+
+    chosen = groups_[groups_.part == part_label]
+    subsets = (("no zero operand", chosen[~chosen.zero_operand].prompt),
+               ("a zero operand", chosen[chosen.zero_operand].prompt))
+    fig, axes = plt.subplots(1, len(subsets), figsize=(11, 3.9), squeeze=False)
+    for ax, (subset, prompts) in zip(axes[0], subsets):
+        for i, method in enumerate(sorted(set(alone.method))):
+            for table, share, style, where in ((alone, 1, "-o", "alone"), (mixture, shares, "--s", "in the mixture")):
+                rows = table[(table.method == method) & table.prompt.isin(prompts)]
+                if rows.empty:
+                    continue
+                per_seed = (rows.correct / rows.n).groupby([rows.step, rows.seed]).mean()
+                cells = [(step, *ci95_t(g.to_numpy(float))) for step, g in per_seed.groupby(level=0)]
+                steps, mean, half = (np.array(c, dtype=float) for c in zip(*cells))
+                ax.errorbar(steps * prompts_per_step / share, mean, yerr=np.where(np.isfinite(half), half, 0.0),
+                            fmt=style, color=f"C{i}", capsize=3, ms=4, label=f"{method}, {where}")
+        rate = base[base.prompt.isin(prompts)]
+        ax.axhline(float((rate.correct / rate.n).mean()), color="grey", linestyle=":", label="base")
+        ax.set_xlabel(f"prompts of the part trained on ({part_label}; mixture: expected)")
+        ax.set_ylabel("mean pass rate (95% t over seeds)")
+        ax.set_title(f"{len(prompts)} evaluation questions with {subset}")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return save_figure(fig, path, dpi=110)
+
+
 def on_questions(s: object, table: pd.DataFrame, base: pd.DataFrame, prompts: pd.Series) -> pd.DataFrame:
     """``real_model.eval_table`` (one row per method, seed and step, the base at step 0) on the evaluation questions
     ``prompts`` alone, e.g. the trained part's: what the literature protocol's export reads as the part's own setting
@@ -199,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     both = compare(per_question, mixture, groups_, labels[args.part], len(GRADED_PARTS),
                    int(mixture.step.min()))
     write_atomic(figures / name("compare.csv"), both)
+    drawn = figure(per_question, mixture, groups_, base, labels[args.part], len(GRADED_PARTS), s.prompts_per_step,
+                   figures / name("compare.png"), f"{MODEL_NAMES.get(s.model, s.model)}: {labels[args.part]} trained alone against the mixture "
+                   f"of all {len(GRADED_PARTS)} parts ({s.prompts_per_step} prompts x {s.G} rollouts a step, AdamW lr "
+                   f"{s.lr:g})")
+    print(f"figure: {drawn}")
     show = both.assign(cell=[f"{a:.3f} vs {b:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, b, d, lo, hi in
                              zip(both.part_alone, both.mixture, both["diff"], both.lo, both.hi)])
     print(f"{labels[args.part]}: the part alone at step t against the mixture at the matched dose ({len(GRADED_PARTS)}t) "

@@ -113,5 +113,6 @@ def test_on_the_tiny_model_every_training_prompt_is_from_the_part_trained(tmp_pa
                                     desc="mixture")
     real_model_longer.questions(table).to_csv(figures / "real_model_longer_questions.csv", index=False)
     assert real_model_part.main([*base, "--phase", "score"]) == 0
+    assert (figures / name("compare.png")).stat().st_size > 0  # drawn beside the comparison
     both = pd.read_csv(figures / name("compare.csv"))
     assert set(zip(both.match, both.step, both.mixture_step)) == {("dose", 2, 6), ("step", 4, 4), ("step", 8, 8)}
