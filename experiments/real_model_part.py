@@ -128,6 +128,25 @@ def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFra
     return pd.DataFrame(out)
 
 
+def against(table: pd.DataFrame, metrics: list[str], reference: str = "grpo") -> pd.DataFrame:
+    """Each arm minus ``reference`` within each seed (the same seed's prompts and evaluation draws), at every step
+    both hold (``table``: method, seed, step and the ``metrics`` columns): the two means over the paired seeds and
+    the difference with its 95% t interval. Empty where no other arm is there."""
+    rows = []
+    ref = table[table.method == reference].set_index(["step", "seed"])
+    for method, run in table[table.method != reference].groupby("method", sort=False):
+        run = run.set_index(["step", "seed"])
+        for step in sorted(set(run.index.get_level_values("step")) & set(ref.index.get_level_values("step")) - {0}):
+            pairs = sorted(set(run.loc[step].index) & set(ref.loc[step].index))
+            for metric in metrics:
+                a, b = run.loc[step].loc[pairs, metric].to_numpy(float), ref.loc[step].loc[pairs, metric].to_numpy(float)
+                mean, half = ci95_t(a - b)
+                rows.append({"method": method, "reference": reference, "step": int(step), "metric": metric,
+                             "seeds": len(pairs), "arm": float(a.mean()), "value_reference": float(b.mean()),
+                             "diff": mean, "lo": mean - half, "hi": mean + half})
+    return pd.DataFrame(rows)
+
+
 def figure(alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, base: pd.DataFrame, part_label: str,
            shares: int, prompts_per_step: int, path: Path, title: str) -> Path:
     """The part's questions, by subset (no zero operand, a zero operand), against the number of the part's prompts
@@ -220,6 +239,20 @@ def main(argv: list[str] | None = None) -> int:
         print(err, file=sys.stderr)
         return 2
     write_atomic(figures / name("trained_part_measured.csv"), trained)
+    nine = per_question.merge(groups_, on="prompt")
+    nine = nine[(nine.part == labels[args.part]) & ~nine.zero_operand]
+    nine = (nine.correct / nine.n).groupby([nine.method, nine.seed, nine.step]).mean().rename(
+        "pass_rate_no_zero_operand").reset_index()
+    top = f"pass@{s.ks()[-1]}"
+    paired = against(trained.merge(nine, on=["method", "seed", "step"], how="left"),
+                     ["pass@1", top, "pass_rate_no_zero_operand", "entropy"])
+    if len(paired):
+        write_atomic(figures / name("paired.csv"), paired)
+        print("on the trained part's questions, each arm minus GRPO within each seed (95% t over seeds):")
+        print(paired.assign(cell=[f"{a:.3f} vs {b:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, b, d, lo, hi in
+                                  zip(paired.arm, paired.value_reference, paired["diff"], paired.lo, paired.hi)])
+              .pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first", sort=False)
+              .to_string())
     print(f"trained on {labels[args.part]} alone; each part of the task (pass rate; solved: at least once in "
           f"{s.eval_samples} samples):")
     print(parts.pivot_table(index=["method", "step"], columns="part", values=["pass_rate", "solved"], sort=False)

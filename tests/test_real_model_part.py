@@ -86,6 +86,19 @@ def test_the_part_alone_is_compared_at_the_matched_dose_and_step_with_a_welch_in
     assert out.loc[("step", 4, "all")].mixture == pytest.approx(np.mean([(0.5 + 0.1 * s) / 3 for s in range(4)]))
 
 
+def test_an_arm_is_set_against_grpo_within_each_seed_the_seeds_both_hold():
+    rows = [{"method": m, "seed": seed, "step": step, "x": 0.1 * seed + step + (0.2 + 0.05 * seed if m == "focal" else 0)}
+            for m in ("grpo", "focal") for seed in range(3) for step in (0, 16, 96)]
+    rows += [{"method": "focal", "seed": 7, "step": 96, "x": 50.0}]  # no GRPO run of seed 7: not paired
+    out = real_model_part.against(pd.DataFrame(rows), ["x"]).set_index("step")
+    assert list(out.index) == [16, 96] and (out.seeds == 3).all() and set(out.method) == {"focal"}
+    diffs = np.array([0.2, 0.25, 0.3])
+    half = stats.t.ppf(0.975, 2) * diffs.std(ddof=1) / np.sqrt(3)
+    assert out.loc[96, "diff"] == pytest.approx(0.25) and out.loc[96, "hi"] - out.loc[96, "lo"] == pytest.approx(2 * half)
+    assert out.loc[96, "value_reference"] == pytest.approx(96.1)
+    assert real_model_part.against(pd.DataFrame(rows[:9]), ["x"]).empty  # GRPO alone: nothing to set against it
+
+
 def test_on_the_tiny_model_every_training_prompt_is_from_the_part_trained(tmp_path, capsys):
     out, figures = tmp_path / "out", tmp_path / "figures"
     base = ["--preset", "paper-quick", "--out", str(out), "--figures", str(figures), "--seeds", "2"]
@@ -107,6 +120,7 @@ def test_on_the_tiny_model_every_training_prompt_is_from_the_part_trained(tmp_pa
     own = per_question[per_question.prompt == 1].set_index(["seed", "step"])
     np.testing.assert_allclose(trained.loc[own.index, "pass@1"], own.correct / own.n, rtol=0, atol=1e-12)
     assert sorted(trained.index.get_level_values("step").unique()) == [0, 2, 4, 8]
+    assert not (figures / name("paired.csv")).exists()  # one arm: nothing to set against GRPO
     # beside the mixture's runs of the same preset, the comparison is written
     _, table = real_model.arms_runs(real_model_longer.PRESETS["paper-quick"], range(2),
                                     real_model.parse_advantages("grpo"), tmp_path / "mixture", only_stored=False,
