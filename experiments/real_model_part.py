@@ -36,8 +36,9 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
-from real_model import (GRADED_PARTS, PAPER, PAPER_QUICK, added_runs, added_runs_arguments,  # noqa: E402
-                        base_counts, eval_table, kept, parse_advantages, part_labels, step_rows, tasks)
+from real_model import (GRADED_PARTS, PAPER, PAPER_QUICK, Settings, added_runs,  # noqa: E402
+                        added_runs_arguments, base_counts, eval_table, kept, parse_advantages, part_labels, step_rows,
+                        tasks)
 from real_model_longer import MODEL_NAMES, by_part, groups, questions  # noqa: E402
 
 from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
@@ -51,7 +52,7 @@ QUICK_STEPS, QUICK_EVAL_STEPS = 8, "2,4,8"
 MIXTURE = {"paper": PAPER, "paper-quick": PAPER_QUICK}
 
 
-def settings(preset: str, part: int) -> object:
+def settings(preset: str, part: int) -> Settings:
     """The preset's settings with every training prompt drawn from ``part`` (an index into GRADED_PARTS), run to
     ``PART_STEPS`` (``QUICK_STEPS`` for paper-quick), files tagged ``{preset's tag}part{part}``."""
     if not 0 <= part < len(GRADED_PARTS):
@@ -71,7 +72,7 @@ def operands(prompt: str) -> list[int]:
     return [int(x) for x in re.split(r" [+-] ", found.group(1))]
 
 
-def question_groups(s: object) -> pd.DataFrame:
+def question_groups(s: Settings) -> pd.DataFrame:
     """Each evaluation question (prompt index, in the evaluation's order): its part's label and whether one of its
     operands is 0 (a sum of fewer operands in disguise)."""
     _, problems = tasks(s, lambda question: question)  # the same draws as under any template: the raw questions
@@ -93,15 +94,14 @@ def _welch(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return diff, float(stats.t.ppf(0.975, dof) * np.sqrt(va + vb))
 
 
-def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, part_label: str, shares: int,
-            start: int) -> pd.DataFrame:
+def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, part_label: str, shares: int
+            ) -> pd.DataFrame:
     """The part's evaluation questions under the part alone against the mixture (per-question tables: method, seed,
     step, prompt, correct, n), for every arm in both: each part-alone evaluation at step t beside the mixture's at
     step ``shares`` x t (the matched dose: the mixture draws the part with probability 1 / ``shares``) and at step t
     (the matched step), where the mixture has it. Per subset of the part's questions (all, a zero operand, none):
     the mean over seeds of each seed's mean pass rate, with its 95% t half-width, and the difference part alone minus
-    mixture with a Welch half-width. ``start`` (the mixture's first evaluation) bounds nothing; it names where the
-    mixture's table begins in the rows' ``note``."""
+    mixture with a Welch half-width."""
     chosen = groups_[groups_.part == part_label]
     subsets = {"all": chosen.prompt, "a zero operand": chosen[chosen.zero_operand].prompt,
                "no zero operand": chosen[~chosen.zero_operand].prompt}
@@ -123,8 +123,7 @@ def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFra
                     out.append({"method": method, "match": match, "step": int(step), "mixture_step": int(other),
                                 "subset": subset, "questions": len(prompts), "seeds": len(a), "mixture_seeds": len(b),
                                 "part_alone": ma, "part_alone_ci95": ha, "mixture": mb, "mixture_ci95": hb,
-                                "diff": diff, "lo": diff - half, "hi": diff + half,
-                                "note": f"mixture evaluated from step {start}"})
+                                "diff": diff, "lo": diff - half, "hi": diff + half})
     return pd.DataFrame(out)
 
 
@@ -188,7 +187,7 @@ def figure(alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, ba
     return save_figure(fig, path, dpi=110)
 
 
-def on_questions(s: object, table: pd.DataFrame, base: pd.DataFrame, prompts: pd.Series) -> pd.DataFrame:
+def on_questions(s: Settings, table: pd.DataFrame, base: pd.DataFrame, prompts: pd.Series) -> pd.DataFrame:
     """``real_model.eval_table`` (one row per method, seed and step, the base at step 0) on the evaluation questions
     ``prompts`` alone, e.g. the trained part's: what the literature protocol's export reads as the part's own setting
     (``experiments/real_model_curves.py --part``)."""
@@ -270,8 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no {mixture_path.name} beside these files: the comparison with the mixture is not made")
         return 0
     mixture = pd.read_csv(mixture_path)
-    both = compare(per_question, mixture, groups_, labels[args.part], len(GRADED_PARTS),
-                   int(mixture.step.min()))
+    both = compare(per_question, mixture, groups_, labels[args.part], len(GRADED_PARTS))
     write_atomic(figures / name("compare.csv"), both)
     drawn = figure(per_question, mixture, groups_, base, labels[args.part], len(GRADED_PARTS), s.prompts_per_step,
                    figures / name("compare.png"), f"{MODEL_NAMES.get(s.model, s.model)}: {labels[args.part]} trained alone against the mixture "

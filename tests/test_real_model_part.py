@@ -70,7 +70,7 @@ def test_the_part_alone_is_compared_at_the_matched_dose_and_step_with_a_welch_in
     mixture = _questions({("grpo", s, 6): [1, 0.9, 0.1 * s, 0.0] for s in range(4)}
                          | {("grpo", s, 4): [1, 0.5, 0.0, 0.1 * s] for s in range(4)}
                          | {("focal", 0, 6): [1, 1, 1, 1]})  # an arm the part alone lacks: left out
-    out = real_model_part.compare(alone, mixture, groups, "hard", 3, 4).set_index(["match", "step", "subset"])
+    out = real_model_part.compare(alone, mixture, groups, "hard", 3).set_index(["match", "step", "subset"])
     assert set(out.method) == {"grpo"}
     # step 2 at the matched dose is the mixture's step 6; its matched step (2) the mixture lacks; step 4 at the matched
     # dose would be 12, which the mixture lacks, and at the matched step is its 4
