@@ -535,6 +535,11 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
     assert ours["length"] == free["length"] < 200
     pd.testing.assert_frame_equal(ours["table"], free["table"])
     assert not held["reach_dropped"] and not held["reached"] and held["length"] == 200
+    # matched on the held-out seeds, the run kept from the reach's match is not taken for the task without the reach
+    ours, free = (run_setting("s", hard, methods, ProtocolSettings(**kw, match_seeds="held", **extra))
+                  for extra in (dict(reach_samples=1, reach_fallback=True), {}))
+    assert ours["reach_dropped"] and ours["length"] == free["length"] and ours["residual"] == pytest.approx(0, abs=1e-9)
+    pd.testing.assert_frame_equal(ours["table"], free["table"])
     easy = setting(0.35)
     kept = run_setting("s", easy, methods, ProtocolSettings(**kw, reach_samples=1, reach_fallback=True))
     plain = run_setting("s", easy, methods, ProtocolSettings(**kw, reach_samples=1))
