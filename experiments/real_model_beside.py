@@ -64,13 +64,16 @@ def arms(text: str, preset: str) -> list[tuple[str, str, dict]]:
     return out
 
 
-def paired(evals: pd.DataFrame, reference: pd.DataFrame, labels: list[str]) -> pd.DataFrame:
+def paired(evals: pd.DataFrame, reference: pd.DataFrame, labels: list[str], metrics: list[str] | None = None
+           ) -> pd.DataFrame:
     """Each arm minus GRPO of the same seed at every evaluation step: mean and 95% t interval over the seeds both
-    hold (``reference``: the paper experiment's measured rows, GRPO's among them)."""
+    hold (``reference``: the paper experiment's measured rows, GRPO's among them). ``metrics``: the columns compared
+    (default ``PAIRED`` with pass@k at the largest k measured, those both tables hold)."""
     grpo = reference[reference.method == "grpo"].set_index(["seed", "step"])
-    top = max(int(c[5:]) for c in evals.columns if c.startswith("pass@") and c[5:].isdigit())
-    metrics = [m for m in (*PAIRED[:3], f"pass@{top}", *PAIRED[3:]) if m in evals.columns and m in grpo.columns]
-    metrics = list(dict.fromkeys(metrics))
+    if metrics is None:
+        top = max(int(c[5:]) for c in evals.columns if c.startswith("pass@") and c[5:].isdigit())
+        metrics = [m for m in (*PAIRED[:3], f"pass@{top}", *PAIRED[3:]) if m in evals.columns and m in grpo.columns]
+        metrics = list(dict.fromkeys(metrics))
     rows = []
     for label in labels:
         run = evals[(evals.method == label) & (evals.step > 0)].set_index(["seed", "step"])

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "experiments"))
 from real_model import (GRADED_PARTS, PAPER, PAPER_QUICK, Settings, added_runs,  # noqa: E402
                         added_runs_arguments, base_counts, eval_table, kept, parse_advantages, part_labels, step_rows,
                         tasks)
+from real_model_beside import paired as pair_with_grpo  # noqa: E402
 from real_model_longer import MODEL_NAMES, by_part, groups, questions  # noqa: E402
 
 from fadesim.lab.results import ResultStore, write_atomic  # noqa: E402
@@ -125,25 +126,6 @@ def compare(part_alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFra
                                 "part_alone": ma, "part_alone_ci95": ha, "mixture": mb, "mixture_ci95": hb,
                                 "diff": diff, "lo": diff - half, "hi": diff + half})
     return pd.DataFrame(out)
-
-
-def against(table: pd.DataFrame, metrics: list[str], reference: str = "grpo") -> pd.DataFrame:
-    """Each arm minus ``reference`` within each seed (the same seed's prompts and evaluation draws), at every step
-    both hold (``table``: method, seed, step and the ``metrics`` columns): the two means over the paired seeds and
-    the difference with its 95% t interval. Empty where no other arm is there."""
-    rows = []
-    ref = table[table.method == reference].set_index(["step", "seed"])
-    for method, run in table[table.method != reference].groupby("method", sort=False):
-        run = run.set_index(["step", "seed"])
-        for step in sorted(set(run.index.get_level_values("step")) & set(ref.index.get_level_values("step")) - {0}):
-            pairs = sorted(set(run.loc[step].index) & set(ref.loc[step].index))
-            for metric in metrics:
-                a, b = run.loc[step].loc[pairs, metric].to_numpy(float), ref.loc[step].loc[pairs, metric].to_numpy(float)
-                mean, half = ci95_t(a - b)
-                rows.append({"method": method, "reference": reference, "step": int(step), "metric": metric,
-                             "seeds": len(pairs), "arm": float(a.mean()), "value_reference": float(b.mean()),
-                             "diff": mean, "lo": mean - half, "hi": mean + half})
-    return pd.DataFrame(rows)
 
 
 def figure(alone: pd.DataFrame, mixture: pd.DataFrame, groups_: pd.DataFrame, base: pd.DataFrame, part_label: str,
@@ -243,13 +225,14 @@ def main(argv: list[str] | None = None) -> int:
     nine = (nine.correct / nine.n).groupby([nine.method, nine.seed, nine.step]).mean().rename(
         "pass_rate_no_zero_operand").reset_index()
     top = f"pass@{s.ks()[-1]}"
-    paired = against(trained.merge(nine, on=["method", "seed", "step"], how="left"),
-                     ["pass@1", top, "pass_rate_no_zero_operand", "entropy"])
-    if len(paired):
+    others = [m for m in dict.fromkeys(trained.method) if m != "grpo"]
+    if others:  # each arm against GRPO of the same seed (real_model_beside's pairing)
+        both_arms = trained.merge(nine, on=["method", "seed", "step"], how="left")
+        paired = pair_with_grpo(both_arms, both_arms, others, ["pass@1", top, "pass_rate_no_zero_operand", "entropy"])
         write_atomic(figures / name("paired.csv"), paired)
         print("on the trained part's questions, each arm minus GRPO within each seed (95% t over seeds):")
         print(paired.assign(cell=[f"{a:.3f} vs {b:.3f} ({d:+.3f}, {lo:+.3f} to {hi:+.3f})" for a, b, d, lo, hi in
-                                  zip(paired.arm, paired.value_reference, paired["diff"], paired.lo, paired.hi)])
+                                  zip(paired.arm, paired.grpo, paired["diff"], paired.lo, paired.hi)])
               .pivot_table(index=["method", "step"], columns="metric", values="cell", aggfunc="first", sort=False)
               .to_string())
     print(f"trained on {labels[args.part]} alone; each part of the task (pass rate; solved: at least once in "

@@ -14,6 +14,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 import real_model  # noqa: E402 - scripts of experiments/, importable once that folder is on sys.path
+import real_model_beside  # noqa: E402
 import real_model_longer  # noqa: E402
 import real_model_part  # noqa: E402
 
@@ -87,16 +88,18 @@ def test_the_part_alone_is_compared_at_the_matched_dose_and_step_with_a_welch_in
 
 
 def test_an_arm_is_set_against_grpo_within_each_seed_the_seeds_both_hold():
+    """real_model_beside.paired with the metrics the part's score phase names (one table holding both arms)."""
     rows = [{"method": m, "seed": seed, "step": step, "x": 0.1 * seed + step + (0.2 + 0.05 * seed if m == "focal" else 0)}
             for m in ("grpo", "focal") for seed in range(3) for step in (0, 16, 96)]
     rows += [{"method": "focal", "seed": 7, "step": 96, "x": 50.0}]  # no GRPO run of seed 7: not paired
-    out = real_model_part.against(pd.DataFrame(rows), ["x"]).set_index("step")
+    table = pd.DataFrame(rows)
+    out = real_model_beside.paired(table, table, ["focal"], ["x"]).set_index("step")
     assert list(out.index) == [16, 96] and (out.seeds == 3).all() and set(out.method) == {"focal"}
     diffs = np.array([0.2, 0.25, 0.3])
     half = stats.t.ppf(0.975, 2) * diffs.std(ddof=1) / np.sqrt(3)
     assert out.loc[96, "diff"] == pytest.approx(0.25) and out.loc[96, "hi"] - out.loc[96, "lo"] == pytest.approx(2 * half)
-    assert out.loc[96, "value_reference"] == pytest.approx(96.1)
-    assert real_model_part.against(pd.DataFrame(rows[:9]), ["x"]).empty  # GRPO alone: nothing to set against it
+    assert out.loc[96, "grpo"] == pytest.approx(96.1)
+    assert real_model_beside.paired(table, table, [], ["x"]).empty  # GRPO alone: nothing to set against it
 
 
 def test_on_the_tiny_model_every_training_prompt_is_from_the_part_trained(tmp_path, capsys):
