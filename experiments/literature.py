@@ -161,7 +161,7 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
     direction, shared answer biases, skill reach (and its fallback), sharpness floor, transfer, tail, a reach drawn
     uniformly, the skill's misfire, a learned shortcut, first-order engine and trainer or noise-scale clock: "_b{B}",
     "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}[fallback]", "_floor", "_t{tau}", "_tail{H}", "_uniformreach",
-    "_misfire{m}", "_shortcut{f}", "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is not 1) where set."""
+    "_misfire{m}[fallback]", "_shortcut{f}", "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is not 1) where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
@@ -174,6 +174,7 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
             + (f"_tail{settings.tail_entropy:g}" if settings.tail_entropy else "")
             + ("_uniformreach" if settings.reach_draw == "uniform" else "")
             + (f"_misfire{settings.misfire:g}" if settings.misfire else "")
+            + ("fallback" if settings.misfire_fallback else "")
             + (f"_shortcut{settings.shortcut_scale:g}" if settings.shortcut_scale else "")
             + ("_firstorder" if settings.engine == "first_order" else "")
             + ("_trainerclock" if settings.clock == "trainer" else "")
@@ -308,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         res = run_setting(setting, curves, methods, settings, training)
         results.append(res)
         how = "reached" if res["reached"] else "UNREACHABLE (never reached; scored at the closest logged step)"
+        if res.get("dropped") == "misfire":
+            how += " without the misfire, the reach kept (unreachable under it: misfire_fallback)"
         if res.get("reach_dropped"):
             how += " without the skill's reach (unreachable under it: reach_fallback)"
         print(f"\n{setting}: base fit {res['calibration'].family} "

@@ -369,6 +369,23 @@ def test_predict_with_the_reach_fallback_says_when_it_drops_the_reach(tmp_path, 
     assert "misfiring m = 0.5 on the unreached, a learned shortcut f = 0.5" in capsys.readouterr().out.splitlines()[0]
 
 
+def test_predict_with_the_misfire_fallback_drops_the_misfire_and_keeps_the_reach(tmp_path, capsys):
+    """A pass@1 GRPO reaches under a one-draw reach but not with misfire 2 on the unreached: --misfire-fallback matches
+    it without the misfire, the reach kept, and says so; a pass@1 reachable with the misfire says nothing of it."""
+    curves = _base_only(tmp_path)
+    small = ["--seeds", "4", "--prompts", "48", "--eval-prompts", "24", "--skill-scale", "2", "--sharpen-scale", "0.5",
+             "--prompts-per-step", "2", "--max-steps", "200", "--log-every", "20", "--reach-samples", "1",
+             "--misfire", "2", "--misfire-fallback", "--reach-fallback", "--advantages", "grpo", "--out",
+             str(tmp_path / "p.png")]
+    assert main(["predict", "--curves", str(curves), "--grpo-pass1", "0.4", *small]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "GRPO pass@1 0.400 reached" in first and "without the misfire, the reach kept" in first
+    assert "without the skill's reach" not in first
+    assert main(["predict", "--curves", str(curves), "--grpo-pass1", "0.33", *small]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "GRPO pass@1 0.330 reached" in first and "without the misfire, the reach kept" not in first
+
+
 def test_predict_scores_a_settings_published_methods_and_ends_with_the_protocols_line(tmp_path, capsys):
     curves = tmp_path / "curves.csv"
     curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(

@@ -555,6 +555,54 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
     assert not run_setting("s", hard, methods, ProtocolSettings(**first, reach_samples=1))["reached"]
 
 
+def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
+    """Under a reach of one base draw GRPO levels near 0.44 without a misfire and near 0.35 with misfire 2 (200 steps):
+    a target of 0.40 is matched without the misfire, the reach kept ("misfire"), the same numbers as a run that never
+    had it; 0.6 is beyond both and is matched without the reach ("reach"); 0.33 keeps the misfire (""); without
+    misfire_fallback, reach_fallback drops the reach for 0.40 as before; the first-order engine falls back alike."""
+    from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
+
+    def setting(target):
+        curves = tmp_path / f"curves{target}.csv"
+        curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
+            f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (target, 0.90))]
+            for k, v in zip((1, 32), vals)))
+        return load_curves(curves)
+
+    methods = tmp_path / "methods.csv"
+    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\n")
+    methods = load_methods(methods)
+    kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,
+              eval_prompts=24, n_answers=16, n_correct=2, max_steps=200, log_every=20, seeds=4, readout="interpolated",
+              reach_samples=1)
+    both = ProtocolSettings(**kw, misfire=2.0, misfire_fallback=True, reach_fallback=True)
+    assert [d for d, _ in fallbacks(both)] == ["", "misfire", "reach"]
+    kept = without_misfire(both)
+    assert (kept.misfire, kept.misfire_fallback, kept.reach_samples, kept.reach_fallback) == (0.0, False, 1, True)
+    assert fallen_back(both, "misfire") == kept and fallen_back(both, "") == both
+    assert fallen_back(both, "reach").reach_samples == 0
+    assert "misfiring m = 2 on the unreached (dropped first, the reach kept" in describe_task(both)
+    middle, beyond, near = setting(0.40), setting(0.6), setting(0.33)
+    for engine in ("simulate", "first_order"):
+        ours = run_setting("s", middle, methods, dataclasses.replace(both, engine=engine))
+        plain = run_setting("s", middle, methods, ProtocolSettings(**kw, engine=engine))
+        assert ours["dropped"] == "misfire" and not ours["reach_dropped"] and ours["reached"]
+        assert ours["length"] == plain["length"] < 200
+        pd.testing.assert_frame_equal(ours["table"], plain["table"])
+    old = run_setting("s", middle, methods, ProtocolSettings(**kw, misfire=2.0, reach_fallback=True))
+    assert old["dropped"] == "reach" and old["reach_dropped"]
+    ours = run_setting("s", beyond, methods, both)
+    free = run_setting("s", beyond, methods, ProtocolSettings(**{**kw, "reach_samples": 0}))
+    assert ours["dropped"] == "reach" and ours["reach_dropped"] and ours["length"] == free["length"] < 200
+    pd.testing.assert_frame_equal(ours["table"], free["table"])
+    ours = run_setting("s", near, methods, both)
+    mis = run_setting("s", near, methods, ProtocolSettings(**kw, misfire=2.0))
+    assert ours["dropped"] == "" and ours["reached"] and ours["length"] == mis["length"]
+    pd.testing.assert_frame_equal(ours["table"], mis["table"])
+    with pytest.raises(ValueError, match="misfire_fallback .* needs misfire > 0 or shortcut_scale > 0"):
+        ProtocolSettings(**kw, misfire_fallback=True)
+
+
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
     match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""

@@ -262,9 +262,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
-                                        describe_task, extrapolations, for_task, implied_by, load_curves, load_methods,
-                                        load_training, parse_advantages, predict,
-                                        run_setting, summary_line, support, without_reach)
+                                        describe_task, extrapolations, fallen_back, for_task, implied_by, load_curves,
+                                        load_methods, load_training, parse_advantages, predict, run_setting,
+                                        summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
     source = args.curves or CURVES
@@ -315,10 +315,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         # the published methods, scored as the protocol does (at the user's batch under the noise-scale clock)
         scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
-        # where reach_fallback dropped the skill's reach, the length was matched on the task without it
-        used = without_reach(ps) if scored["reach_dropped"] else ps
+        # where a fallback dropped the misfire or the skill's reach, the length was matched on the task without it
+        used = fallen_back(ps, scored["dropped"])
         out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),
-               "reach_dropped": scored["reach_dropped"]}
+               "reach_dropped": scored["reach_dropped"], "dropped": scored["dropped"]}
         grpo_pass1, reached = scored["target"], scored["reached"]
     else:
         out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps, **batch)
@@ -326,6 +326,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     cal = out["calibration"]
     how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
            f"{out['length']:g}" if steps is None else f"{out['length']:g} steps (given)")
+    if out["dropped"] == "misfire":
+        how += ", without the misfire, the reach kept (GRPO's target unreachable under it: --misfire-fallback)"
     if out["reach_dropped"]:
         how += ", without the skill's reach (GRPO's target unreachable under it: --reach-fallback)"
     print(f"fadesim predict [{describe_task(ps)}, {describe_optimizer(ps)}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
@@ -479,6 +481,8 @@ def build_parser() -> argparse.ArgumentParser:
     sharpen_flag("--misfire", "how far the skill raises each unreached prompt's most likely wrong answer", ": none")
     sharpen_flag("--shortcut-scale", "a shortcut learned on its own shared parameter, right on the reached prompts "
                  "and wrong on the others (each unreached prompt's most likely wrong answer)", ": none")
+    sharpen_flag("--misfire-fallback", "where GRPO cannot reach your pass@1 under the misfire or shortcut, match and "
+                 "predict without them, the reach kept (before any --reach-fallback)")
     p.add_argument("--optimizer", default=CHOSEN["optimizer"], choices=sorted(OPTIMIZERS))
     p.add_argument("--tie", type=float, default=None,
                    help="adam_tied only: the per-prompt gradient's weight in a shared parameter's second moment "

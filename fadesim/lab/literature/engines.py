@@ -12,7 +12,7 @@ import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
                                              match_on, matched_task, method_clocks, nearest_step, read_path,
-                                             scored_setting, sim_config, simulate_once, without_reach)
+                                             scored_setting, sim_config, simulate_once, fallbacks)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -77,7 +77,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
     return {**scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
                              length, reached, read_at, grid, pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
@@ -115,15 +115,14 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
         return pd.DataFrame(rows)
 
     interpolated = settings.readout == "interpolated"
-    grid = curve("grpo", {}, settings.max_steps)
-    p1 = grid[grid.k == 1]
-    length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
-    dropped = not reached and settings.reach_fallback
-    if dropped:  # matched_task's fallback on the path: the same task without the skill's reach (same held-out split)
-        task, cal = calibrated_task(without_reach(settings), base_curve)
+    for dropped, used in fallbacks(settings):  # matched_task's fallbacks on the path (the same held-out split)
+        if dropped:
+            task, cal = calibrated_task(used, base_curve)
         grid = curve("grpo", {}, settings.max_steps)
         p1 = grid[grid.k == 1]
         length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
+        if reached:
+            break
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]
     frames, read_at = [grid[grid.step == 0].assign(method=BASE)], {}
@@ -152,4 +151,4 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     return {**scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
                              read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
                                  drop=True), pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped}

@@ -55,7 +55,8 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     (label, step, pass@1, entropy) up to the length, the length and whether GRPO reached the target, and the match
     ``residual`` (the held-out simulated GRPO's pass@1 where it is read minus ``grpo_pass1``; NaN where no default
     ``grpo`` is among the advantages or a length was given), ``read_at`` (label -> the step it was read at) and
-    ``reach_dropped`` (whether ``settings.reach_fallback`` dropped the skill's reach: ``matched_task``).
+    ``reach_dropped`` (whether ``settings.reach_fallback`` dropped the skill's reach: ``matched_task``) and ``dropped``
+    (the fallback the task was built with: "", "misfire" or "reach").
     With ``settings.readout == "interpolated"`` the length may fall between logged steps and every advantage is read
     there by linear interpolation. With ``settings.clock == "trainer"`` each advantage is read at the length x its
     trainer clock (``fadesim.theory.step_size.trainer_clock``) instead; with "noise", x its noise-scale clock at the
@@ -71,7 +72,7 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
         raise ValueError("the noise-scale clock needs the run's rollouts a step (prompts a step x rollouts a prompt)")
     ks = sorted(int(k) for k in base_curve)
     tune, held = split_seeds(range(settings.seed_offset, settings.seed_offset + settings.seeds), "fadesim predict")
-    dropped = False
+    dropped = ""
     if grpo_pass1 is not None:
         if not 0.0 < grpo_pass1 < 1.0:
             raise ValueError(f"grpo_pass1 must lie in (0, 1); got {grpo_pass1}")
@@ -108,7 +109,7 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     table = pd.DataFrame(base_rows + rows)
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
             "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual,
-            "read_at": read_at, "reach_dropped": dropped}
+            "read_at": read_at, "reach_dropped": dropped == "reach", "dropped": dropped}
 
 
 def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:

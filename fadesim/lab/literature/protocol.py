@@ -70,6 +70,9 @@ class ProtocolSettings:
     # sharpen: a shortcut learned on its own shared parameter, right on the reached prompts and wrong on the others
     # (fadesim.tasks.sharpen; 0: none)
     shortcut_scale: float = 0.0
+    # sharpen: a setting whose reference GRPO does not reach its target under the misfire or learned shortcut is
+    # matched again without them, the reach kept (``fallbacks``), before any reach_fallback
+    misfire_fallback: bool = False
     prompts_per_step: int = 0  # sharpen: prompts drawn per step (0: every training prompt)
     eval_prompts: int = 0  # sharpen: prompts held out of training, on which pass@k is measured (0: measured on all)
     eval_split: str = "random"  # sharpen: "random" or "stratified" held-out prompts (fadesim.tasks.sharpen.EVAL_SPLITS)
@@ -99,13 +102,14 @@ class ProtocolSettings:
     def __post_init__(self) -> None:
         given = [name for name in ("prompts_per_step", "eval_prompts", "skill_scale", "answer_scale", "reach_samples",
                                    "floor_sharpness", "transfer", "tail_entropy", "reach_fallback", "misfire",
-                                   "shortcut_scale")
+                                   "shortcut_scale", "misfire_fallback")
                  if getattr(self, name)] + (["eval_split"] if self.eval_split != "random" else []) + (
                      ["reach_draw"] if self.reach_draw != "base" else [])
         if given and self.task != "sharpen":
             raise ValueError(f"{', '.join(given)}: sharpen-task settings (prompts_per_step, eval_prompts, eval_split, "
                              f"skill_scale, answer_scale, reach_samples, floor_sharpness, transfer, tail_entropy, "
-                             f"reach_fallback, reach_draw, misfire, shortcut_scale) given with task {self.task!r}")
+                             f"reach_fallback, reach_draw, misfire, shortcut_scale, misfire_fallback) given with task "
+                             f"{self.task!r}")
         if self.reach_samples and not self.skill_scale:
             raise ValueError(f"reach_samples = {self.reach_samples} limits the shared skill to the prompts the base "
                              "reaches; it needs skill_scale > 0")
@@ -115,6 +119,9 @@ class ProtocolSettings:
         if self.reach_fallback and not self.reach_samples:
             raise ValueError("reach_fallback drops the skill's reach where GRPO cannot reach its target under it; it "
                              "needs reach_samples > 0")
+        if self.misfire_fallback and not (self.misfire or self.shortcut_scale):
+            raise ValueError("misfire_fallback drops the misfire or learned shortcut where GRPO cannot reach its target "
+                             "under them; it needs misfire > 0 or shortcut_scale > 0")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:
@@ -163,7 +170,7 @@ CHOSEN_2026_12_05: dict[str, Any] = {
     "n_prompts": 256, "eval_prompts": 128, "eval_split": "stratified", "max_steps": 2000, "log_every": 20,
     "readout": "interpolated", "answer_scale": 0.0, "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
     "tail_entropy": 0.0, "reach_fallback": False, "reach_draw": "base", "misfire": 0.0,
-    "shortcut_scale": 0.0, "match_seeds": "tuning"}
+    "shortcut_scale": 0.0, "misfire_fallback": False, "match_seeds": "tuning"}
 
 #: The family the protocol runs by default (``experiments/literature.py``, ``fadesim predict``): ``CHOSEN_2026_12_05``
 #: with the skill's reach (``reach_samples`` = 256: the shared skill lifts only the prompts the base solves within 256
@@ -186,7 +193,7 @@ CHOSEN: dict[str, Any] = {**CHOSEN_2026_12_05, "reach_samples": 256, "clock": "n
 
 SHARPEN_ONLY = ("sharpen_scale", "skill_scale", "prompts_per_step", "eval_prompts", "eval_split", "answer_scale",
                 "reach_samples", "floor_sharpness", "transfer", "tail_entropy", "reach_fallback", "reach_draw",
-                "misfire", "shortcut_scale")
+                "misfire", "shortcut_scale", "misfire_fallback")
 
 
 def for_task(task: str) -> dict[str, Any]:
@@ -196,7 +203,8 @@ def for_task(task: str) -> dict[str, Any]:
     return {} if task == "sharpen" else {"sharpen_scale": 1.0, "skill_scale": 0.0, "answer_scale": 0.0,
                                          "reach_samples": 0, "floor_sharpness": False, "transfer": 0.0,
                                          "tail_entropy": 0.0, "reach_fallback": False, "reach_draw": "base",
-                                         "misfire": 0.0, "shortcut_scale": 0.0, "prompts_per_step": 0,
+                                         "misfire": 0.0, "shortcut_scale": 0.0, "misfire_fallback": False,
+                                         "prompts_per_step": 0,
                                          "eval_prompts": 0, "eval_split": "random", "clock": "simulator"}
 
 
@@ -237,6 +245,8 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (" (its share drawn uniformly)" if settings.reach_draw == "uniform" else "")
             + (f", misfiring m = {settings.misfire:g} on the unreached" if settings.misfire else "")
             + (f", a learned shortcut f = {settings.shortcut_scale:g}" if settings.shortcut_scale else "")
+            + (" (dropped first, the reach kept, where GRPO's target is unreachable under it)"
+               if settings.misfire_fallback else "")
             + (" (dropped where GRPO's target is unreachable under it)" if settings.reach_fallback else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
@@ -390,30 +400,50 @@ def match_on(settings: ProtocolSettings, tune: Sequence[int], held: Sequence[int
 
 def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tune: Sequence[int], target: float,
                  ks: Sequence[int], runs: dict[Any, Any] | None = None
-                 ) -> tuple[Any, Any, float, bool, pd.DataFrame, bool]:
+                 ) -> tuple[Any, Any, float, bool, pd.DataFrame, str]:
     """Steps a-b: the task calibrated to ``base_curve`` and GRPO's matched length on it, as (task, calibration, length,
-    reached, grid, reach_dropped). With ``reach_fallback`` and a skill reach, a target GRPO does not reach within
-    max_steps under the reach is a published pass@1 beyond what the reach-limited family gives (RL went past the base's
-    reach, as on SmolLM2's sums, where it taught the sum): the task is built again without the reach (the same
-    calibration: the reach does not move the base policy) and matched there, and reach_dropped is True. ``runs``: where
-    the reference's simulated run is kept for reuse on the returned task (``simulate_once``; emptied where the task
-    is built again)."""
-    task, cal = calibrated_task(settings, base_curve)
-    length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
-    if reached or not settings.reach_fallback:  # (reach_fallback is refused without a reach)
-        return task, cal, length, reached, grid, False
-    if runs is not None:  # its runs were on the task with the reach
-        runs.clear()
-    task, cal = calibrated_task(without_reach(settings), base_curve)
-    length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
-    return task, cal, length, reached, grid, True
+    reached, grid, dropped). A target GRPO does not reach within max_steps is a published pass@1 beyond what the
+    family gives, and each fallback the settings name (``fallbacks``) is tried in turn: with ``misfire_fallback`` the
+    task without the misfire or learned shortcut, the reach kept (RL went past what the shortcut leaves: the
+    unreached prompts are not driven down); with ``reach_fallback`` the task without the skill's reach (RL went past
+    the base's reach, as on SmolLM2's sums, where it taught the sum). Each is calibrated again (the same calibration:
+    neither moves the base policy) and matched there; ``dropped`` names the fallback the task was built with ("" for
+    none, "misfire" or "reach"). ``runs``: where the reference's simulated run is kept for reuse on the returned task
+    (``simulate_once``; emptied where the task is built again)."""
+    for dropped, used in fallbacks(settings):
+        if dropped and runs is not None:  # its runs were on the task before the fallback
+            runs.clear()
+        task, cal = calibrated_task(used, base_curve)
+        length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
+        if reached:
+            break
+    return task, cal, length, reached, grid, dropped
+
+
+def fallbacks(settings: ProtocolSettings) -> list[tuple[str, ProtocolSettings]]:
+    """The settings a setting is matched with in turn until GRPO reaches its target (``matched_task``, the first-order
+    engine), each with the name of what it drops: ("", the settings), then ("misfire", ``without_misfire``) with
+    ``misfire_fallback``, then ("reach", ``without_reach``) with ``reach_fallback``."""
+    return ([("", settings)] + ([("misfire", without_misfire(settings))] if settings.misfire_fallback else [])
+            + ([("reach", without_reach(settings))] if settings.reach_fallback else []))
+
+
+def fallen_back(settings: ProtocolSettings, dropped: str) -> ProtocolSettings:
+    """The settings ``matched_task`` built its task with, given the fallback it names ("" for none)."""
+    return dict(fallbacks(settings))[dropped]
+
+
+def without_misfire(settings: ProtocolSettings) -> ProtocolSettings:
+    """The settings a ``misfire_fallback`` setting is matched and run with once its misfire is dropped: the same,
+    without the misfire, the learned shortcut or their fallback (the reach and its own fallback kept)."""
+    return dataclasses.replace(settings, misfire=0.0, shortcut_scale=0.0, misfire_fallback=False)
 
 
 def without_reach(settings: ProtocolSettings) -> ProtocolSettings:
     """The settings a ``reach_fallback`` setting is matched and run with once its reach is dropped (``matched_task``,
     the first-order engine, ``fadesim predict``): the same, without the skill's reach or the fallback."""
     return dataclasses.replace(settings, reach_samples=0, reach_fallback=False, reach_draw="base", misfire=0.0,
-                               shortcut_scale=0.0)
+                               shortcut_scale=0.0, misfire_fallback=False)
 
 
 def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
