@@ -558,8 +558,10 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
 def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     """Under a reach of one base draw GRPO levels near 0.44 without a misfire and near 0.35 with misfire 2 (200 steps):
     a target of 0.40 is matched without the misfire, the reach kept ("misfire"), the same numbers as a run that never
-    had it; 0.6 is beyond both and is matched without the reach ("reach"); 0.33 keeps the misfire (""); without
-    misfire_fallback, reach_fallback drops the reach for 0.40 as before; the first-order engine falls back alike."""
+    had it; 0.6 is beyond both and is matched without the reach ("reach"), or without the reach's fallback read where
+    the task without the misfire comes closest (the numbers of a run that never had it, unreached); 0.33 keeps the
+    misfire (""); without misfire_fallback, reach_fallback drops the reach for 0.40 as before; the first-order engine
+    falls back alike."""
     from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
 
     def setting(target):
@@ -595,6 +597,11 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     free = run_setting("s", beyond, methods, ProtocolSettings(**{**kw, "reach_samples": 0}))
     assert ours["dropped"] == "reach" and ours["reach_dropped"] and ours["length"] == free["length"] < 200
     pd.testing.assert_frame_equal(ours["table"], free["table"])
+    # without the reach's fallback, a target beyond both is read where the task without the misfire comes closest
+    ours = run_setting("s", beyond, methods, ProtocolSettings(**kw, misfire=2.0, misfire_fallback=True))
+    plain = run_setting("s", beyond, methods, ProtocolSettings(**kw))
+    assert ours["dropped"] == "misfire" and not ours["reached"] and ours["length"] == plain["length"]
+    pd.testing.assert_frame_equal(ours["table"], plain["table"])
     ours = run_setting("s", near, methods, both)
     mis = run_setting("s", near, methods, ProtocolSettings(**kw, misfire=2.0))
     assert ours["dropped"] == "" and ours["reached"] and ours["length"] == mis["length"]
