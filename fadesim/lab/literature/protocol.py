@@ -242,12 +242,12 @@ def describe_task(settings: ProtocolSettings) -> str:
             + (f", skill d = {settings.skill_scale:g}" if settings.skill_scale else "")
             + (f", shared answers e = {settings.answer_scale:g}" if settings.answer_scale else "")
             + (f", skill reach {settings.reach_samples} base draws" if settings.reach_samples else "")
+            + (" (dropped where GRPO's target is unreachable under it)" if settings.reach_fallback else "")
             + (" (its share drawn uniformly)" if settings.reach_draw == "uniform" else "")
             + (f", misfiring m = {settings.misfire:g} on the unreached" if settings.misfire else "")
             + (f", a learned shortcut f = {settings.shortcut_scale:g}" if settings.shortcut_scale else "")
             + (" (dropped first, the reach kept, where GRPO's target is unreachable under it)"
                if settings.misfire_fallback else "")
-            + (" (dropped where GRPO's target is unreachable under it)" if settings.reach_fallback else "")
             + (", sharpness floored at its start" if settings.floor_sharpness else "")
             + (f", transfer tau = {settings.transfer:g} to the held-out prompts" if settings.transfer else "")
             + (f", tail of e^{settings.tail_entropy:g} wrong answers" if settings.tail_entropy else "")
