@@ -510,21 +510,31 @@ def test_a_uniform_reach_a_misfire_and_a_learned_shortcut_reach_the_task_its_nam
             dropped.reach_fallback) == (0, "base", 0.0, 0.0, False)
 
 
+def _hand_setting(tmp_path, target):
+    """One hand-made setting "s": base pass@1 0.30 and pass@32 0.80, GRPO at pass@1 ``target`` and pass@32 0.90."""
+    curves = tmp_path / f"curves{target}.csv"
+    curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
+        f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (target, 0.90))]
+        for k, v in zip((1, 32), vals)))
+    return load_curves(curves)
+
+
+def _grpo_only(tmp_path):
+    """A methods file mapping the published GRPO to grpo, loaded."""
+    methods = tmp_path / "methods.csv"
+    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\n")
+    return load_methods(methods)
+
+
 def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_target_under_it(tmp_path):
     """A skill reaching only the prompts the base solves in one draw (about 0.3 of them) holds GRPO under a target of
     0.6 for 200 steps; with reach_fallback the setting is matched and run without the reach, the same numbers as a run
     without it, and says so; without the fallback it stays unreachable; a reachable target (0.35) keeps the reach
     (the same numbers as without the fallback); the first-order engine falls back alike."""
     def setting(target):
-        curves = tmp_path / f"curves{target}.csv"
-        curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
-            f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (target, 0.90))]
-            for k, v in zip((1, 32), vals)))
-        return load_curves(curves)
+        return _hand_setting(tmp_path, target)
 
-    methods = tmp_path / "methods.csv"
-    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\n")
-    methods = load_methods(methods)
+    methods = _grpo_only(tmp_path)
     kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,
               eval_prompts=24, n_answers=16, n_correct=2, max_steps=200, log_every=20, seeds=4, readout="interpolated")
     hard = setting(0.6)
@@ -565,15 +575,9 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
 
     def setting(target):
-        curves = tmp_path / f"curves{target}.csv"
-        curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
-            f"s,hand,{m},{k},{v}\n" for m, vals in [("base", (0.30, 0.80)), ("GRPO", (target, 0.90))]
-            for k, v in zip((1, 32), vals)))
-        return load_curves(curves)
+        return _hand_setting(tmp_path, target)
 
-    methods = tmp_path / "methods.csv"
-    methods.write_text("method,advantage,params,steps_scale\nGRPO,grpo,{},1\n")
-    methods = load_methods(methods)
+    methods = _grpo_only(tmp_path)
     kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,
               eval_prompts=24, n_answers=16, n_correct=2, max_steps=200, log_every=20, seeds=4, readout="interpolated",
               reach_samples=1)
