@@ -510,7 +510,7 @@ def test_a_uniform_reach_a_misfire_and_a_learned_shortcut_reach_the_task_its_nam
             dropped.reach_fallback) == (0, "base", 0.0, 0.0, False)
 
 
-def _hand_setting(tmp_path, target):
+def _grpo_target_curves(tmp_path, target):
     """One hand-made setting "s": base pass@1 0.30 and pass@32 0.80, GRPO at pass@1 ``target`` and pass@32 0.90."""
     curves = tmp_path / f"curves{target}.csv"
     curves.write_text("setting,source,method,k,pass_at_k\n" + "".join(
@@ -532,7 +532,7 @@ def test_the_reach_fallback_drops_the_reach_only_where_grpo_cannot_reach_its_tar
     without it, and says so; without the fallback it stays unreachable; a reachable target (0.35) keeps the reach
     (the same numbers as without the fallback); the first-order engine falls back alike."""
     def setting(target):
-        return _hand_setting(tmp_path, target)
+        return _grpo_target_curves(tmp_path, target)
 
     methods = _grpo_only(tmp_path)
     kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,
@@ -575,7 +575,7 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
 
     def setting(target):
-        return _hand_setting(tmp_path, target)
+        return _grpo_target_curves(tmp_path, target)
 
     methods = _grpo_only(tmp_path)
     kw = dict(task="sharpen", optimizer="adam", sharpen_scale=0.5, skill_scale=2.0, prompts_per_step=2, n_prompts=48,

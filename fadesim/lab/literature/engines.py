@@ -10,9 +10,9 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, match_length,
-                                             match_on, matched_task, method_clocks, nearest_step, read_path,
-                                             scored_setting, sim_config, simulate_once, fallbacks)
+from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, fallbacks,
+                                             match_length, match_on, matched_task, method_clocks, nearest_step,
+                                             read_path, scored_setting, sim_config, simulate_once)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
