@@ -61,7 +61,8 @@ from fadesim.lab.units import run_units
 from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, LiteratureError, ProtocolSettings,
                                 clocked, describe_optimizer, describe_task, for_task, implied_by,
                                 best_config, leave_one_setting_out, load_curves, load_methods, load_training,
-                                parse_candidates, pooled_scores, run_setting, setting_score, summary_line)
+                                parse_candidates, pooled_scores, resolved_line, run_setting, setting_score,
+                                summary_line)
 from fadesim.lab.plots import save_figure
 from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
@@ -354,6 +355,8 @@ def main(argv: list[str] | None = None) -> int:
     unreachable = [r["setting"] for r in results if not r["reached"]]
     print(f"match residuals ({settings.readout} read-out): mean |residual| {np.nanmean(np.abs(residuals)):.4f}, max "
           f"{np.nanmax(np.abs(residuals)):.4f}; unreachable: {', '.join(unreachable) or 'none'}")
+    if (line := resolved_line(comparisons)) is not None:
+        print(line)
     print(summary_line(int(comparisons.agree.sum()), len(comparisons), len(results), error))
     return 0
 

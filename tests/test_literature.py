@@ -10,7 +10,7 @@ import pytest
 
 from fadesim.lab.literature import (LiteratureError, ProtocolSettings, calibrated_task, load_curves, load_training,
                                 load_methods, match_length, mean_abs_error, nearest_step, reference_method, run_setting,
-                                sign_score, summary_line)
+                                resolved_line, sign_score, summary_line)
 from fadesim.tasks import task_pass_at_k
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,6 +149,34 @@ def test_the_sign_score_on_a_hand_made_table():
     assert summary_line(4, 5, 1, error) == "literature: 4/5 signs agree (80.0%) over 1 settings; pass@k mean abs error 0.0258"
     tied = sim.assign(pass_at_k=0.5)
     assert not sign_score(pub, tied).agree.any()  # a simulated tie agrees with no published sign
+    assert resolved_line(got) is None  # no seeds, no intervals
+
+
+def test_the_paired_interval_of_each_simulated_difference_on_hand_made_seeds():
+    pub = pd.DataFrame({"method": ["base", "A", "B", "base", "A", "B"], "k": [1, 1, 1, 8, 8, 8],
+                        "pass_at_k": [0.50, 0.60, 0.605, 0.90, 0.85, 0.95]})
+    per_seed = pd.DataFrame([{"method": m, "k": k, "seed": s, "pass_at_k": v}
+                             for (m, k), vals in {("base", 1): [0.50] * 4, ("A", 1): [0.52, 0.62, 0.72, 0.62],
+                                                  ("B", 1): [0.45, 0.55, 0.65, 0.55], ("base", 8): [0.90] * 4,
+                                                  ("A", 8): [0.86, 0.91, 0.96, 0.91],
+                                                  ("B", 8): [0.88, 0.93, 0.98, 0.93]}.items()
+                             for s, v in zip((3, 5, 7, 9), vals)])
+    sim = per_seed.groupby(["method", "k"], as_index=False).pass_at_k.mean()
+    got = sign_score(pub, sim, per_seed=per_seed).set_index(["k", "a", "b"])
+    assert got.agree.tolist() == sign_score(pub, sim).agree.tolist()  # the intervals leave the signs alone
+    # k = 8, A - base: per-seed differences -0.04, 0.01, 0.06, 0.01 (sd 0.05 sqrt(2/3)); t(0.975, 3) = 3.1824
+    assert got.ci95[(8, "base", "A")] == pytest.approx(3.182446 * 0.05 * np.sqrt(2 / 3) / 2, rel=1e-5)
+    # A - B at k = 8 is -0.02 on every seed: the seeds' shared noise cancels and the difference is resolved, though
+    # each row's own interval (+- 0.065) is three times the difference; every other difference is inside its interval
+    assert got.ci95[(8, "A", "B")] == pytest.approx(0.0, abs=1e-12)
+    assert got.resolved.to_dict() == {key: key == (8, "A", "B") for key in got.index}
+    assert resolved_line(got.reset_index()) == ("resolved: 1/1 signs agree (100.0%) where the simulated difference is "
+                                                "outside its paired 95% interval over the seeds (1 of 5 comparisons "
+                                                "resolved)")
+    with pytest.raises(ValueError, match="per_seed has no values for 'B' at k = 1"):
+        sign_score(pub, sim, per_seed=per_seed[(per_seed.method != "B") | (per_seed.k != 1)])
+    with pytest.raises(ValueError, match=r"lacks the column\(s\) \['seed'\]"):
+        sign_score(pub, sim, per_seed=per_seed.drop(columns="seed"))
 
 
 def test_calibration_to_the_base_rows_reproduces_them_in_the_task():
@@ -180,6 +208,8 @@ def test_a_tiny_end_to_end_run(tmp_path):
     held = table.dropna(subset=["simulated"])
     assert np.isfinite(held.ci95).all() and (held.ci95 >= 0).all()  # two held-out seeds: a finite interval
     assert len(res["comparisons"]) > 0 and 0 <= res["error"] < 1
+    c = res["comparisons"]  # each difference's paired interval over the two held-out seeds (t(0.975, 1) = 12.7)
+    assert np.isfinite(c.ci95).all() and (c.ci95 >= 0).all() and (c.resolved == (c.simulated.abs() > c.ci95)).all()
     # the entropy where each method was read: base at step 0 (the bandit's exact initial entropy), each at read_at
     ent = res["entropy"].set_index("method")
     assert list(ent.index) == ["base", "GRPO", "NSR"] and dict(ent.step.iloc[1:]) == res["read_at"]

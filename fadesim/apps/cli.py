@@ -263,8 +263,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
                                         describe_task, extrapolations, fallen_back, for_task, implied_by, load_curves,
-                                        load_methods, load_training, parse_advantages, predict, run_setting,
-                                        summary_line, support)
+                                        load_methods, load_training, parse_advantages, predict, resolved_line,
+                                        run_setting, summary_line, support)
     from fadesim.lab.plots import forecast_figure
 
     source = args.curves or CURVES
@@ -360,6 +360,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     print(f"figure: {path} (table: {path.with_suffix('.csv')})")
     if scored is not None:
         c = scored["comparisons"]
+        if (line := resolved_line(c)) is not None:
+            print(line)
         print(summary_line(int(c.agree.sum()), len(c), 1, scored["error"]))
     return 0
 

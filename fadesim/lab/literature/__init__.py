@@ -38,7 +38,7 @@ leave-one-setting-out), ``predict`` (a user's model; the grid written before a r
 """
 
 from fadesim.lab.literature.published import BASE, CURVES, CURVE_COLUMNS, LiteratureError, METHODS, METHOD_COLUMNS, Method, TRAINING, TRAINING_COLUMNS, load_curves, load_methods, load_training, reference_method
-from fadesim.lab.literature.scoring import mean_abs_error, sign_score, summary_line
+from fadesim.lab.literature.scoring import mean_abs_error, resolved_line, sign_score, summary_line
 from fadesim.lab.literature.protocol import (CHOSEN, CHOSEN_2026_12_05, CLOCKS, ENGINES, MATCH_SEEDS, MATCHES, READOUTS, SHARPEN_ONLY, ProtocolSettings,
                                              calibrated_task, clocked, crossing_point, describe_optimizer, describe_task, for_task, implied_by, match_length, matched_task,
                                              nearest_step, read_path, fallbacks, fallen_back,
@@ -48,4 +48,4 @@ from fadesim.lab.literature.compare import Candidate, best_config, leave_one_set
 from fadesim.lab.literature.predict import (extrapolations, parse_advantages, predict, prediction_grid, read_prediction,
                                            support)
 
-__all__ = ["BASE", "CHOSEN", "CHOSEN_2026_12_05", "CLOCKS", "CURVES", "CURVE_COLUMNS", "Candidate", "ENGINES", "LiteratureError", "MATCH_SEEDS", "MATCHES", "METHODS", "METHOD_COLUMNS", "Method", "ProtocolSettings", "READOUTS", "SHARPEN_ONLY", "TRAINING", "TRAINING_COLUMNS", "best_config", "calibrated_task", "clocked", "crossing_point", "describe_optimizer", "describe_task", "extrapolations", "fallbacks", "fallen_back", "first_order_setting", "for_task", "implied_by", "leave_one_setting_out", "load_curves", "load_methods", "load_training", "match_length", "matched_task", "mean_abs_error", "nearest_step", "parse_advantages", "parse_candidates", "pooled_scores", "predict", "prediction_grid", "read_path", "read_prediction", "reference_method", "run_setting", "setting_score", "sign_score", "summary_line", "support", "without_misfire", "without_reach"]
+__all__ = ["BASE", "CHOSEN", "CHOSEN_2026_12_05", "CLOCKS", "CURVES", "CURVE_COLUMNS", "Candidate", "ENGINES", "LiteratureError", "MATCH_SEEDS", "MATCHES", "METHODS", "METHOD_COLUMNS", "Method", "ProtocolSettings", "READOUTS", "SHARPEN_ONLY", "TRAINING", "TRAINING_COLUMNS", "best_config", "calibrated_task", "clocked", "crossing_point", "describe_optimizer", "describe_task", "extrapolations", "fallbacks", "fallen_back", "first_order_setting", "for_task", "implied_by", "leave_one_setting_out", "load_curves", "load_methods", "load_training", "match_length", "matched_task", "mean_abs_error", "nearest_step", "parse_advantages", "parse_candidates", "pooled_scores", "predict", "prediction_grid", "read_path", "read_prediction", "reference_method", "resolved_line", "run_setting", "setting_score", "sign_score", "summary_line", "support", "without_misfire", "without_reach"]

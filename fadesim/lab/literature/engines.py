@@ -76,7 +76,7 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table["simulated"] = table.pass_at_k.map(lambda v: ci95(v)[0])
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
     return {**scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
-                             length, reached, read_at, grid, pd.DataFrame(entropy)),
+                             length, reached, read_at, grid, pd.DataFrame(entropy), runs),
             "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped}
 
 

@@ -448,17 +448,19 @@ def without_reach(settings: ProtocolSettings) -> ProtocolSettings:
 
 def scored_setting(setting: str, pub: pd.DataFrame, simulated: pd.DataFrame, settings: ProtocolSettings,
                     methods: Mapping[str, Method], cal: Any, reference: str, target: float, length: int, reached: bool,
-                    read_at: Mapping[str, int], grid: pd.DataFrame, entropy: pd.DataFrame) -> dict[str, Any]:
+                    read_at: Mapping[str, int], grid: pd.DataFrame, entropy: pd.DataFrame,
+                    per_seed: pd.DataFrame | None = None) -> dict[str, Any]:
     """Step d and the result of one setting: ``simulated`` (method, k, simulated, ci95) beside the published rows,
     every sign compared and the pass@k error; the match ``residual``, the reference's simulated (held-out) pass@1
     where it was read minus the published one; ``entropy`` (method, step, entropy, ci95) where each method was read
     (base at step 0), the policy's mean entropy in nats over the prompts its metrics average (the held-out ones
-    where the task holds some out)."""
+    where the task holds some out). ``per_seed`` (method, k, seed, pass_at_k) gives every comparison its paired
+    interval and whether it is resolved (``sign_score``; the simulator's engine, not the first-order path's)."""
     table = simulated.merge(pub[["method", "k", "pass_at_k"]].rename(columns={"pass_at_k": "published"}),
                             on=["method", "k"], how="right")
     sim = table.dropna(subset=["simulated"]).rename(columns={"simulated": "pass_at_k"})[["method", "k", "pass_at_k"]]
     scored = pub[pub.k != 1] if settings.match == "pass@1" else pub
-    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], sim, settings.min_difference)
+    comparisons = sign_score(scored[["method", "k", "pass_at_k"]], sim, settings.min_difference, per_seed)
     error, n_error = mean_abs_error(pub[["method", "k", "pass_at_k"]], sim)
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     ref = table[(table.method == reference) & (table.k == 1)].simulated

@@ -10,14 +10,30 @@ import pandas as pd
 from fadesim.lab.literature.published import BASE
 
 
-def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference: float = 0.01) -> pd.DataFrame:
+def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference: float = 0.01,
+               per_seed: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per comparison: for each k published for two rows (method vs base, and every pair of methods)
     whose published difference is at least ``min_difference``, whether the simulated difference has its sign.
 
     ``published`` and ``simulated``: columns method, k, pass_at_k (simulated: only the simulated methods and base).
-    A simulated difference of exactly 0 agrees with no published sign."""
+    A simulated difference of exactly 0 agrees with no published sign.
+
+    ``per_seed`` (method, k, seed, pass_at_k: each seed's value, whose mean is ``simulated``'s) adds two columns:
+    ``ci95``, the half-width of the paired 95% Student-t interval of the difference over the seeds both rows share
+    (``fadesim.lab.stats.ci95_t`` of the per-seed differences: the seeds' common noise cancels, so it is narrower
+    than two unpaired intervals; inf with fewer than two shared seeds), and ``resolved``, whether the simulated
+    difference lies outside it (the simulator predicts a sign there, rather than a coin flip of its seeds). The
+    ``agree`` column and the summary line do not depend on it."""
+    from fadesim.lab.stats import ci95_t
+
     pub = {(r.method, int(r.k)): float(r.pass_at_k) for r in published.itertuples()}
     sim = {(r.method, int(r.k)): float(r.pass_at_k) for r in simulated.itertuples()}
+    seeds = None
+    if per_seed is not None:
+        missing = {"method", "k", "seed", "pass_at_k"} - set(per_seed.columns)
+        if missing:
+            raise ValueError(f"sign_score: per_seed lacks the column(s) {sorted(missing)}")
+        seeds = {(m, int(k)): g.set_index("seed").pass_at_k for (m, k), g in per_seed.groupby(["method", "k"])}
     rows = []
     for k in sorted({k for _, k in pub}):
         names = [m for (m, kk) in pub if kk == k and (m, k) in sim]
@@ -26,9 +42,18 @@ def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference:
             if abs(d_pub) < min_difference:
                 continue
             d_sim = sim[(a, k)] - sim[(b, k)]
-            rows.append({"k": k, "a": a, "b": b, "published": d_pub, "simulated": d_sim,
-                         "agree": bool(np.sign(d_sim) == np.sign(d_pub) and d_sim != 0)})
-    return pd.DataFrame(rows, columns=["k", "a", "b", "published", "simulated", "agree"])
+            row = {"k": k, "a": a, "b": b, "published": d_pub, "simulated": d_sim,
+                   "agree": bool(np.sign(d_sim) == np.sign(d_pub) and d_sim != 0)}
+            if seeds is not None:
+                for m in (a, b):
+                    if (m, k) not in seeds:
+                        raise ValueError(f"sign_score: per_seed has no values for {m!r} at k = {k}, which simulated has")
+                diff = (seeds[(a, k)] - seeds[(b, k)]).dropna()  # aligned on the seed
+                half = ci95_t(diff)[1]
+                row.update(ci95=half, resolved=bool(abs(d_sim) > half))
+            rows.append(row)
+    columns = ["k", "a", "b", "published", "simulated", "agree"] + (["ci95", "resolved"] if seeds is not None else [])
+    return pd.DataFrame(rows, columns=columns)
 
 
 def mean_abs_error(published: pd.DataFrame, simulated: pd.DataFrame) -> tuple[float, int]:
@@ -37,6 +62,19 @@ def mean_abs_error(published: pd.DataFrame, simulated: pd.DataFrame) -> tuple[fl
     if merged.empty:
         return float("nan"), 0
     return float(np.mean(np.abs(merged.pass_at_k_sim - merged.pass_at_k_pub))), len(merged)
+
+
+def resolved_line(comparisons: pd.DataFrame) -> str | None:
+    """The line printed before the summary line where the comparisons carry their paired intervals (``sign_score``
+    with ``per_seed``): how many of the resolved comparisons agree, and how many are resolved; None without them
+    (the first-order path: no seeds)."""
+    if "resolved" not in comparisons.columns:
+        return None
+    resolved = comparisons[comparisons.resolved.astype(bool)]
+    agree, n = int(resolved.agree.sum()), len(resolved)
+    pct = f" ({100.0 * agree / n:.1f}%)" if n else ""
+    return (f"resolved: {agree}/{n} signs agree{pct} where the simulated difference is outside its paired 95% "
+            f"interval over the seeds ({n} of {len(comparisons)} comparisons resolved)")
 
 
 def summary_line(agree: int, total: int, settings: int, error: float) -> str:
