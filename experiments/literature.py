@@ -187,6 +187,9 @@ def describe_run(settings: ProtocolSettings) -> str:
     """A run's task, optimizer, seeds, match and clock in words, in brackets: the header line's and the figure's title."""
     runs = (f"{settings.seeds} seeds" if settings.engine == "simulate"
             else "first-order prediction: mean-field Adam paths, no rollouts drawn")
+    if settings.task_draws > 1:
+        runs += (f", every number averaged over {settings.task_draws} task draws ({settings.task_seed}-"
+                 f"{settings.task_seed + settings.task_draws - 1})")
     clock = {"simulator": "",
              "trainer": ", each method read at that step x its trainer clock (fadesim.theory.step_size)",
              "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
@@ -197,13 +200,15 @@ def describe_run(settings: ProtocolSettings) -> str:
 
 
 def run_stem(settings: Settings, suffix: str) -> str:
-    """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, optimizer (adam_tied
-    with its tie), tag, match and preset, so that runs that differ in any of them never overwrite each other."""
+    """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, task draws averaged
+    over (where more than one), optimizer (adam_tied with its tie), tag, match and preset, so that runs that differ
+    in any of them never overwrite each other."""
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""
     scale += "_interp" if settings.readout == "interpolated" else ""
     scale += "_heldmatch" if settings.match_seeds == "held" else ""
+    scale += f"_draws{settings.task_draws}" if settings.task_draws > 1 else ""
     optimizer = settings.optimizer + (f"_tie{settings.tie:g}" if settings.optimizer == "adam_tied" else "")
     return f"literature_{settings.task}{scale}_{optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
 
@@ -314,10 +319,12 @@ def main(argv: list[str] | None = None) -> int:
             how += " without the misfire, the reach kept (unreachable under it: misfire_fallback)"
         if res.get("reach_dropped"):
             how += " without the skill's reach (unreachable under it: reach_fallback)"
+        if res.get("dropped") == "mixed":
+            how += " (the fallbacks differ between the task draws: below)"
         print(f"\n{setting}: base fit {res['calibration'].family} "
               + ", ".join(f"{k} = {v:.3g}" for k, v in res["calibration"].params.items())
               + f" (max error {res['calibration'].max_abs_error:.4f}); {res['reference']} pass@1 {res['target']:.3f} "
-              f"{how} at step {res['length']:g}; methods read at step "
+              f"{how} at step {res['length']:g}{' (the draws: mean)' if 'draws' in res else ''}; methods read at step "
               + ", ".join(f"{m} {at:g}" for m, at in res["read_at"].items())
               + f"; match residual (the reference's held-out pass@1 there minus the published) {res['residual']:+.4f}")
         if settings.clock == "noise":
@@ -327,6 +334,11 @@ def main(argv: list[str] | None = None) -> int:
                   "every method is read at the simulator's clock (1)")
         elif settings.clock == "trainer":
             print("  trainer clock: " + ", ".join(f"{m} {c:.3f}" for m, c in res["clocks"].items()))
+        if "draws" in res:
+            print("  task draws (each matched and read on its own; the table averages them): " + "; ".join(
+                f"{r.task_seed}: step {r.length:g}{'' if r.reached else ' UNREACHED'}"
+                f"{f' without the {r.dropped}' if r.dropped else ''}, residual {r.residual:+.4f}, signs "
+                f"{r.agree}/{r.total}, error {r.error:.4f}" for r in res["draws"].itertuples()))
         if res["not_simulated"]:
             print(f"  not simulated (no methods row): {', '.join(res['not_simulated'])}")
         print(res["table"].to_string(index=False, float_format=lambda v: f"{v:.3f}"))

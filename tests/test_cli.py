@@ -399,3 +399,10 @@ def test_predict_scores_a_settings_published_methods_and_ends_with_the_protocols
     lines = capsys.readouterr().out.strip().splitlines()
     assert "GRPO pass@1 0.450 " in lines[0]  # the published reference fixes the length
     assert lines[-1].startswith("literature: ") and "over 1 settings" in lines[-1]
+    # over two task draws: each draw matched on the published reference on its own, the numbers their mean
+    assert main(["predict", "--curves", str(curves), "--methods", str(methods), "--advantages", "fade", "--seeds",
+                 "4", "--prompts", "16", "--max-steps", "20", "--task", "bandit", "--task-draws", "2", "--out",
+                 str(tmp_path / "p2.png")]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert "(the mean over 2 task draws, each matched on its own: 0: " in lines[0] and "; 1: " in lines[0]
+    assert lines[-1].startswith("literature: ") and lines[-2].startswith("resolved: ")

@@ -243,10 +243,14 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
                             "--no-figures"]) == 0
     assert (tmp_path / "f" / "literature_sharpen_c1_d0.3_noiseclock_interp_heldmatch_adam_quick.csv").exists()
     # no skill: nothing for the default's skill reach to limit, so --skill-scale 0 implies --reach-samples 0
+    # (and --task-draws 2 averages the protocol over two draws of the task, which the file's name and the table say)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--n-prompts", "16", "--n-answers",
                             "16", "--max-steps", "20", "--log-every", "10", "--skill-scale", "0", "--eval-prompts",
-                            "8", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
-    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_noiseclock_interp_heldmatch_adam_quick.csv").exists()
+                            "8", "--task-draws", "2", "--figures", str(tmp_path / "f"), "--no-figures"]) == 0
+    out = capsys.readouterr().out
+    assert "every number averaged over 2 task draws (0-1)" in out and "  task draws (each matched and read on its own" in out
+    assert out.strip().splitlines()[-2].startswith("resolved: ")
+    assert (tmp_path / "f" / "literature_sharpen_c1_b1_eval8s_noiseclock_interp_heldmatch_draws2_adam_quick.csv").exists()
     with pytest.raises(SystemExit) as err:  # a count that has no "off" is still refused at 0
         literature.main(["--curves", str(curves), "--seeds", "0"])
     assert err.value.code == 2
@@ -646,7 +650,8 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
 
 def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     """task_seed draws another instance of the family (calibrate_task's seed); seed_offset moves the seeds that
-    match the length and judge; both 0 reproduce the committed runs' tasks and seeds."""
+    match the length and judge; both 0 reproduce the committed runs' tasks and seeds; task_draws averages the
+    protocol over consecutive draws, each run exactly as alone."""
     base = {1: 0.30, 4: 0.55, 32: 0.80}
     s = ProtocolSettings(task="sharpen", optimizer="adam", n_prompts=24, n_answers=16, n_correct=2, eval_prompts=8,
                          seeds=4, max_steps=20, log_every=10)
@@ -657,10 +662,26 @@ def test_another_task_draw_and_other_rollout_seeds(tmp_path):
     assert not np.array_equal(t0.evaluation, t1.evaluation)
     curves, methods = _hand_setting(tmp_path)
     pub, meth = load_curves(curves), load_methods(methods)
-    runs = [run_setting("s", pub, meth, ProtocolSettings(**{**s.__dict__, "seed_offset": off})).get("table")
-            for off in (0, 0, 50)]
-    pd.testing.assert_frame_equal(runs[0], runs[1])  # the same seeds: the same table
-    assert not np.allclose(runs[0].simulated.dropna(), runs[2].simulated.dropna())
+    one = [run_setting("s", pub, meth, ProtocolSettings(**{**s.__dict__, **change}))
+           for change in ({}, {"seed_offset": 50}, {"task_seed": 1})]
+    runs = [r["table"] for r in one]
+    assert not np.allclose(runs[0].simulated.dropna(), runs[1].simulated.dropna())
+    # task_draws = 2 runs draws 0 and 1 as above, each on its own, and averages every simulated number over them
+    both = run_setting("s", pub, meth, ProtocolSettings(**{**s.__dict__, "task_draws": 2}))
+    seeds = both["per_seed"]
+    for draw in (0, 1):  # the same task and seeds: the same values (draw 0 is the first run above, rerun)
+        pd.testing.assert_frame_equal(seeds[seeds.draw == draw].drop(columns="draw").reset_index(drop=True),
+                                      one[2 * draw]["per_seed"].reset_index(drop=True))
+    mean = (runs[0].set_index(["method", "k"]).simulated + runs[2].set_index(["method", "k"]).simulated) / 2
+    got = both["table"].set_index(["method", "k"]).simulated
+    np.testing.assert_allclose(got.dropna(), mean.dropna().loc[got.dropna().index], rtol=0, atol=1e-12)
+    assert both["length"] == pytest.approx((one[0]["length"] + one[2]["length"]) / 2)
+    assert both["draws"][["agree", "total"]].values.tolist() == [[int(r["comparisons"].agree.sum()),
+                                                                  len(r["comparisons"])] for r in (one[0], one[2])]
+    assert "resolved" in both["comparisons"] and both["comparisons"].simulated.to_numpy() == pytest.approx(
+        [mean[(r.a, r.k)] - mean[(r.b, r.k)] for r in both["comparisons"].itertuples()], abs=1e-12)
+    with pytest.raises(ValueError, match="task_draws must be a whole number >= 1"):
+        ProtocolSettings(task_draws=0)
 
 
 def test_compare_refuses_an_entry_its_engine_cannot_serve_in_one_line(tmp_path, capsys):

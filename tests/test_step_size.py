@@ -2,6 +2,8 @@
 PSR, NSR and GRPO derived by hand, the power Q_A against sampled groups, the trainer form's normaliser against a
 sampled batch of nearly orthogonal scores, and the clock's invariances."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -326,3 +328,11 @@ def test_fadesim_predict_reads_each_advantage_at_its_trainer_clock():
     clock = trainer_clock(task, "nsr", s.G)
     assert clock < 1 and out["read_at"]["nsr"] == pytest.approx(30.0 * clock)
     assert out["trajectories"].groupby("label").step.max()["nsr"] <= out["read_at"]["nsr"]
+    # task_draws = 2: each draw predicted on its own (the first is the run above), every number their mean
+    other = predict(curve, [("grpo", "grpo", {}), ("nsr", "nsr", {})], dataclasses.replace(s, task_seed=1), steps=30.0)
+    both = predict(curve, [("grpo", "grpo", {}), ("nsr", "nsr", {})], dataclasses.replace(s, task_draws=2), steps=30.0)
+    tables = [t.set_index(["label", "k"]) for t in (out["table"], other["table"], both["table"])]
+    np.testing.assert_allclose(tables[2].pass_at_k, (tables[0].pass_at_k + tables[1].pass_at_k) / 2, atol=1e-12)
+    np.testing.assert_allclose(tables[2].ci95, np.hypot(tables[0].ci95, tables[1].ci95) / 2, atol=1e-12)
+    assert both["read_at"]["nsr"] == pytest.approx((out["read_at"]["nsr"] + other["read_at"]["nsr"]) / 2)
+    assert both["draws"].task_seed.tolist() == [0, 1] and both["dropped"] == ""

@@ -294,6 +294,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         ps = ProtocolSettings(task=args.task, optimizer=args.optimizer, lr=args.lr, G=args.G, seeds=args.seeds,
                               n_prompts=args.prompts, max_steps=args.max_steps, log_every=args.log_every,
                               readout=CHOSEN["readout"], match_seeds=CHOSEN["match_seeds"], clock=clock,
+                              task_draws=args.task_draws,
                               noise_scale=args.noise_scale, **tie, **sharpen)
     except ValueError as err:
         raise CLIError(str(err)) from None
@@ -316,9 +317,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
         scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
         # where a fallback dropped the misfire or the skill's reach, the length was matched on the task without it
-        used = fallen_back(ps, scored["dropped"])
-        out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),
-               "reach_dropped": scored["reach_dropped"], "dropped": scored["dropped"]}
+        if ps.task_draws > 1:  # each draw has its own length (and fallback): each is matched again on the target
+            out = predict(base_curve, advantages, ps, grpo_pass1=scored["target"], **batch)
+        else:
+            used = fallen_back(ps, scored["dropped"])
+            out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),
+                   "reach_dropped": scored["reach_dropped"], "dropped": scored["dropped"]}
         grpo_pass1, reached = scored["target"], scored["reached"]
     else:
         out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps, **batch)
@@ -330,6 +334,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
         how += ", without the misfire, the reach kept (GRPO's target unreachable under it: --misfire-fallback)"
     if out["reach_dropped"]:
         how += ", without the skill's reach (GRPO's target unreachable under it: --reach-fallback)"
+    if "draws" in out:
+        how += (f" (the mean over {ps.task_draws} task draws, each matched on its own: " + "; ".join(
+            f"{r.task_seed}: {r.length:g}{'' if r.reached else ' unreached'}{f' without the {r.dropped}' if r.dropped else ''}"
+            for r in out["draws"].itertuples()) + ")")
     print(f"fadesim predict [{describe_task(ps)}, {describe_optimizer(ps)}, G = {ps.G}, lr {ps.lr:g}, {ps.seeds} seeds, half "
           f"held out]: "
           f"{setting}; base fit {cal.family} " + ", ".join(f"{k} = {v:.3g}" for k, v in cal.params.items())
@@ -503,6 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")
+    p.add_argument("--task-draws", type=int, default=CHOSEN.get("task_draws", 1),
+                   help="draws of the task every number is averaged over, each matched and read on its own (default "
+                        f"{CHOSEN.get('task_draws', 1)})")
     p.add_argument("--prompts", type=int, default=CHOSEN["n_prompts"])
     p.add_argument("--max-steps", type=int, default=CHOSEN["max_steps"], help="longest GRPO run searched for the length")
     p.add_argument("--log-every", type=int, default=CHOSEN["log_every"])

@@ -29,9 +29,13 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     """The protocol (a-d) on one setting; returns its table, comparisons and chosen length (``settings.engine``
     "first_order": ``first_order_setting`` instead of the simulator). ``training``: setting -> its published run's
     rollouts a step (``load_training``), which the noise-scale clock reads (a setting without one: clock 1); the
-    result's "clocks" are each method's clock, "rollouts_per_step" the batch used (None: unknown)."""
+    result's "clocks" are each method's clock, "rollouts_per_step" the batch used (None: unknown), "per_seed" each
+    held-out seed's pass@k where each method was read (method, k, seed, pass_at_k; None from the first-order engine).
+    With ``settings.task_draws`` > 1, ``over_draws``."""
     from fadesim.lab.stats import ci95, split_seeds
 
+    if settings.task_draws > 1:
+        return over_draws(setting, curves, methods, settings, training)
     if settings.engine == "first_order":
         return first_order_setting(setting, curves, methods, settings, training)
     pub = curves[curves.setting == setting]
@@ -77,7 +81,55 @@ def run_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method
     table["ci95"] = table.pass_at_k.map(lambda v: ci95(v)[1])
     return {**scored_setting(setting, pub, table.drop(columns="pass_at_k"), settings, methods, cal, ref.name, target,
                              length, reached, read_at, grid, pd.DataFrame(entropy), runs),
-            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped,
+            "per_seed": runs}
+
+
+def over_draws(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method], settings: ProtocolSettings,
+               training: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The protocol on ``settings.task_draws`` draws of the task (``task_seed``, ``task_seed`` + 1, ...), each run as
+    ``run_setting`` runs one (its own match, fallbacks and clocks), and every simulated number averaged over them:
+    the prediction is then the family's, not one instance's (the answers, correct sets and held-out prompts a draw
+    fixes move a small difference's sign as much as its seeds do: paper_figures/literature/README.md, "Fresh task
+    draws 4-7"). Same keys as ``run_setting``: the table's simulated pass@k is the mean over every draw's held-out
+    seeds (each draw has as many, so the mean of the draws' means) with its 95% interval over them, the comparisons
+    are scored on that mean with each seed paired within its draw, and the match residual is the mean reference's
+    minus the published; "length", "read_at" and "clocks" are the draws' means, "reached" whether every draw reached,
+    "dropped" the fallback every draw took ("mixed" where they differ: ``draws`` says which), "grid" the first
+    draw's, "entropy" the mean over the draws with the interval of a mean of independent draws; "draws" one row per
+    draw (task_seed, length, reached, residual, dropped, agree, total, error)."""
+    from fadesim.lab.stats import ci95
+
+    one = [run_setting(setting, curves, methods,
+                       dataclasses.replace(settings, task_seed=settings.task_seed + i, task_draws=1), training)
+           for i in range(settings.task_draws)]
+    pub = curves[curves.setting == setting]
+    if all(r["per_seed"] is not None for r in one):
+        per_seed = pd.concat([r["per_seed"].assign(draw=i) for i, r in enumerate(one)], ignore_index=True)
+        simulated = per_seed.groupby(["method", "k"]).pass_at_k.agg(list).reset_index()
+        simulated["simulated"] = simulated.pass_at_k.map(lambda v: ci95(v)[0])
+        simulated["ci95"] = simulated.pass_at_k.map(lambda v: ci95(v)[1])
+        simulated = simulated.drop(columns="pass_at_k")
+    else:  # the first-order path: exact per draw, no seeds
+        per_seed = None
+        simulated = (pd.concat([r["table"].dropna(subset=["simulated"]) for r in one])
+                     .groupby(["method", "k"], as_index=False).simulated.mean().assign(ci95=float("nan")))
+    entropy = pd.concat([r["entropy"] for r in one]).groupby("method", sort=False).agg(
+        step=("step", "mean"), entropy=("entropy", "mean"),
+        ci95=("ci95", lambda h: float(np.sqrt(np.sum(np.square(h)))) / len(one))).reset_index()
+    dropped = {r["dropped"] for r in one}
+    first = one[0]
+    out = scored_setting(setting, pub, simulated, settings, methods, first["calibration"], first["reference"],
+                         first["target"], float(np.mean([r["length"] for r in one])), all(r["reached"] for r in one),
+                         {m: float(np.mean([r["read_at"][m] for r in one])) for m in first["read_at"]}, first["grid"],
+                         entropy, per_seed)
+    draws = pd.DataFrame([{"task_seed": settings.task_seed + i, "length": r["length"], "reached": r["reached"],
+                           "residual": r["residual"], "dropped": r["dropped"], "agree": int(r["comparisons"].agree.sum()),
+                           "total": len(r["comparisons"]), "error": r["error"]} for i, r in enumerate(one)])
+    common = dropped.pop() if len(dropped) == 1 else "mixed"
+    return {**out, "clocks": {m: float(np.mean([r["clocks"][m] for r in one])) for m in first["clocks"]},
+            "rollouts_per_step": first["rollouts_per_step"], "reach_dropped": common == "reach", "dropped": common,
+            "per_seed": per_seed, "draws": draws}
 
 
 def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method],
@@ -151,4 +203,5 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
     return {**scored_setting(setting, pub, simulated, settings, methods, cal, ref.name, target, length, reached,
                              read_at, p1[["step", "pass_at_k"]].rename(columns={"pass_at_k": "pass@1"}).reset_index(
                                  drop=True), pd.DataFrame(entropy)),
-            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped}
+            "clocks": clocks, "rollouts_per_step": rollouts, "reach_dropped": dropped == "reach", "dropped": dropped,
+            "per_seed": None}

@@ -4,9 +4,11 @@ by ``read_prediction``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, match_length,
@@ -60,9 +62,15 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     With ``settings.readout == "interpolated"`` the length may fall between logged steps and every advantage is read
     there by linear interpolation. With ``settings.clock == "trainer"`` each advantage is read at the length x its
     trainer clock (``fadesim.theory.step_size.trainer_clock``) instead; with "noise", x its noise-scale clock at the
-    user's ``rollouts_per_step`` (prompts a step x rollouts a prompt; ``noise_clock``), which that clock needs."""
+    user's ``rollouts_per_step`` (prompts a step x rollouts a prompt; ``noise_clock``), which that clock needs.
+    With ``settings.task_draws`` > 1, every number is the mean over that many draws of the task, each predicted on
+    its own (``_over_draws``)."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
+
+    if settings.task_draws > 1:
+        return _over_draws(base_curve, advantages, settings, grpo_pass1=grpo_pass1, steps=steps,
+                           rollouts_per_step=rollouts_per_step)
 
     if (grpo_pass1 is None) == (steps is None):
         raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
@@ -110,6 +118,36 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
             "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual,
             "read_at": read_at, "reach_dropped": dropped == "reach", "dropped": dropped}
+
+
+def _over_draws(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+                settings: ProtocolSettings, **given: Any) -> dict[str, Any]:
+    """``predict`` on ``settings.task_draws`` draws of the task (``task_seed``, ``task_seed`` + 1, ...), each matched
+    and read on its own, averaged (as ``fadesim.lab.literature.over_draws`` averages the protocol): the table's
+    pass@k is the mean over the draws with the interval of a mean of independent draws (sqrt(sum h^2) / n); the
+    trajectories the mean, at each logged step, over the draws run that far; "length", "read_at" and "residual" the
+    draws' means, "reached" whether every draw reached, "dropped" the fallback every draw took ("mixed" where they
+    differ), "calibration" the first draw's (the same fit on every draw); "draws" one row per draw (task_seed,
+    length, reached, residual, dropped)."""
+    one = [predict(base_curve, advantages, dataclasses.replace(settings, task_seed=settings.task_seed + i,
+                                                                task_draws=1), **given)
+           for i in range(settings.task_draws)]
+    n = len(one)
+    table = pd.concat([r["table"] for r in one]).groupby(["label", "k"], sort=False).agg(
+        pass_at_k=("pass_at_k", "mean"), ci95=("ci95", lambda h: float(np.sqrt(np.sum(np.square(h)))) / n)
+    ).reset_index()
+    paths = (pd.concat([r["trajectories"] for r in one]).groupby(["label", "step"], sort=False)[["pass@1", "entropy"]]
+             .mean().reset_index())
+    dropped = {r["dropped"] for r in one}
+    common = dropped.pop() if len(dropped) == 1 else "mixed"
+    first = one[0]
+    return {"table": table, "trajectories": paths, "length": float(np.mean([r["length"] for r in one])),
+            "reached": all(r["reached"] for r in one), "calibration": first["calibration"],
+            "base_curve": dict(base_curve), "residual": float(np.mean([r["residual"] for r in one])),
+            "read_at": {lab: float(np.mean([r["read_at"][lab] for r in one])) for lab in first["read_at"]},
+            "reach_dropped": common == "reach", "dropped": common,
+            "draws": pd.DataFrame([{"task_seed": settings.task_seed + i, "length": r["length"], "reached": r["reached"],
+                                    "residual": r["residual"], "dropped": r["dropped"]} for i, r in enumerate(one)])}
 
 
 def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:

@@ -93,6 +93,9 @@ class ProtocolSettings:
     # whether a score survives another instance of the same family (0 and 0: every committed run)
     task_seed: int = 0
     seed_offset: int = 0
+    # how many draws of the task (task_seed, task_seed + 1, ...) the protocol runs and averages every simulated number
+    # over (``over_draws``): 1, one draw, as every run before 2026-12-07 (thirteenth session)
+    task_draws: int = 1
     readout: str = "logged"  # READOUTS; the chosen family (CHOSEN) reads "interpolated"
     clock: str = "simulator"  # CLOCKS: "trainer" reads each method at its trainer-form step (step_size.trainer_clock)
     # "noise": the trainer clock at the setting's published rollouts a step (step_size.noise_clock), with this rho
@@ -122,6 +125,9 @@ class ProtocolSettings:
         if self.misfire_fallback and not (self.misfire or self.shortcut_scale):
             raise ValueError("misfire_fallback drops the misfire or learned shortcut where GRPO cannot reach its target "
                              "under them; it needs misfire > 0 or shortcut_scale > 0")
+        if isinstance(self.task_draws, bool) or not isinstance(self.task_draws, int) or self.task_draws < 1:
+            raise ValueError(f"task_draws must be a whole number >= 1 (the task draws averaged over); got "
+                             f"{self.task_draws!r}")
         if self.match not in MATCHES:
             raise ValueError(f"match must be one of {', '.join(MATCHES)}; got {self.match!r}")
         if self.readout not in READOUTS:

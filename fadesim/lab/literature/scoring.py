@@ -18,12 +18,12 @@ def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference:
     ``published`` and ``simulated``: columns method, k, pass_at_k (simulated: only the simulated methods and base).
     A simulated difference of exactly 0 agrees with no published sign.
 
-    ``per_seed`` (method, k, seed, pass_at_k: each seed's value, whose mean is ``simulated``'s) adds two columns:
-    ``ci95``, the half-width of the paired 95% Student-t interval of the difference over the seeds both rows share
-    (``fadesim.lab.stats.ci95_t`` of the per-seed differences: the seeds' common noise cancels, so it is narrower
-    than two unpaired intervals; inf with fewer than two shared seeds), and ``resolved``, whether the simulated
-    difference lies outside it (the simulator predicts a sign there, rather than a coin flip of its seeds). The
-    ``agree`` column and the summary line do not depend on it."""
+    ``per_seed`` (method, k, seed, pass_at_k, and draw where it pools task draws: each seed's value, whose mean is
+    ``simulated``'s) adds two columns: ``ci95``, the half-width of the paired 95% Student-t interval of the
+    difference over the seeds both rows share (``fadesim.lab.stats.ci95_t`` of the per-seed differences, a seed
+    paired within its draw: the seeds' common noise cancels; inf with fewer than two shared seeds), and
+    ``resolved``, whether the simulated difference lies outside it. The ``agree`` column and the summary line do not
+    depend on it."""
     from fadesim.lab.stats import ci95_t
 
     pub = {(r.method, int(r.k)): float(r.pass_at_k) for r in published.itertuples()}
@@ -33,7 +33,8 @@ def sign_score(published: pd.DataFrame, simulated: pd.DataFrame, min_difference:
         missing = {"method", "k", "seed", "pass_at_k"} - set(per_seed.columns)
         if missing:
             raise ValueError(f"sign_score: per_seed lacks the column(s) {sorted(missing)}")
-        seeds = {(m, int(k)): g.set_index("seed").pass_at_k for (m, k), g in per_seed.groupby(["method", "k"])}
+        key = ["draw", "seed"] if "draw" in per_seed.columns else "seed"  # over task draws: a seed within its draw
+        seeds = {(m, int(k)): g.set_index(key).pass_at_k for (m, k), g in per_seed.groupby(["method", "k"])}
     rows = []
     for k in sorted({k for _, k in pub}):
         names = [m for (m, kk) in pub if kk == k and (m, k) in sim]
