@@ -15,8 +15,10 @@ The shipped settings (fadesim/data/literature/, their sources in its README) are
 tune on; a user's own files in the same schema go through the same command.
 
 The default family is the one chosen on them (``fadesim.lab.literature.CHOSEN``): the sharpen task with a shared skill
-(c = 1, d = 0.3) that lifts only the prompts the base solves within 256 draws (``--reach-samples``), one prompt a
-step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every second prompt in order of initial
+(c = 1, d = 0.3) that lifts only the prompts the base solves within 256 draws (``--reach-samples``) and on each of the
+others raises its most likely wrong answer (``--misfire`` 1; where GRPO cannot reach its published pass@1 under that,
+the setting is matched without it, the reach kept: ``--misfire-fallback``; since 2026-12-07,
+paper_figures/literature/README.md, "Fresh task draws 4-7"), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every second prompt in order of initial
 pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md, "A skill direction beside the
 sharpening" and "The stratified split"; paper_figures/literature/README.md, "Reach and floor"), each method read at
 the matched step x its noise-scale clock at its setting's published batch (``--clock noise``, ``--noise-scale`` rho
@@ -24,7 +26,8 @@ the matched step x its noise-scale clock at its setting's published batch (``--c
 paper_figures/trainer_clock/README.md, "A clock that knows the batch"). ``--task`` another family drops the
 sharpen-only settings and the clock (as do another optimizer and ``--match pass@1``); 0 turns ``--prompts-per-step``
 (every prompt), ``--eval-prompts`` (trained prompts) or ``--reach-samples`` (the skill reaches every prompt, the family
-before 2026-12-06) off; ``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
+before 2026-12-06; the misfire goes with it) and ``--misfire`` (the family before 2026-12-07's thirteenth session)
+off; ``--task-seed`` / ``--seed-offset`` run another draw of the task or other rollout seeds.
 
     python experiments/literature.py                                    # --quick: 8 seeds, about a minute
     python experiments/literature.py --full                             # 16 seeds, the committed table and figure

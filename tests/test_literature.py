@@ -328,15 +328,15 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("literature: ") and "over 1 settings" in out[-1]
     assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
-    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv")
+    table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_misfire1fallback_noiseclock_quick.csv")
     assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
     # every scored comparison beside its entry: the per-entry counts of the score table
-    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.signs.csv")
+    signs = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_misfire1fallback_noiseclock_quick.signs.csv")
     counts = signs.groupby("config").agree.agg(["sum", "size"])
     assert list(counts["sum"]) == list(table.agree) and list(counts["size"]) == list(table.total)
     assert literature.main(argv) == 0  # resumed: every unit is on disk, the same table
     pd.testing.assert_frame_equal(
-        pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_noiseclock_quick.csv"), table)
+        pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_misfire1fallback_noiseclock_quick.csv"), table)
     with pytest.raises(SystemExit) as err:
         literature.main([*argv[:-1], "bandit:nope"])
     assert err.value.code == 2
@@ -430,8 +430,9 @@ def test_the_default_family_is_described_on_every_axis():
     from fadesim.lab.literature import CHOSEN, describe_task, for_task
 
     chosen = ProtocolSettings(**CHOSEN)
-    assert describe_task(chosen) == ("sharpen c = 1, skill d = 0.3, skill reach 256 base draws, 1 prompt a step, pass@k "
-                                     "on 128 held-out prompts (stratified)")
+    assert describe_task(chosen) == ("sharpen c = 1, skill d = 0.3, skill reach 256 base draws, misfiring m = 1 on the "
+                                     "unreached (dropped first, the reach kept, where GRPO's target is unreachable "
+                                     "under it), 1 prompt a step, pass@k on 128 held-out prompts (stratified)")
     assert describe_task(ProtocolSettings(task="sharpen", sharpen_scale=0.3, prompts_per_step=8)) == (
         "sharpen c = 0.3, 8 prompts a step")
     assert describe_task(ProtocolSettings(**{**CHOSEN, **for_task("bandit"), "task": "bandit"})) == "bandit"
@@ -506,7 +507,7 @@ def test_the_tail_reaches_the_task_its_name_and_the_predict_flag():
     plain_settings = ProtocolSettings(**{**s.__dict__, "tail_entropy": 0.0})
     assert ", tail of e^6 wrong answers" in describe_task(s) and ", tail" not in describe_task(plain_settings)
     assert (literature._sharpen_design(s)
-            == literature._sharpen_design(plain_settings).replace("_noiseclock", "_tail6_noiseclock"))
+            == literature._sharpen_design(plain_settings).replace("_reach256", "_reach256_tail6"))
     with pytest.raises(ValueError, match="tail_entropy: sharpen-task settings"):
         ProtocolSettings(task="bandit", tail_entropy=1.0)
 
@@ -527,7 +528,8 @@ def test_a_uniform_reach_a_misfire_and_a_learned_shortcut_reach_the_task_its_nam
     base = {1: 0.30, 4: 0.55, 32: 0.80}
     s = ProtocolSettings(**{**CHOSEN, "n_prompts": 24, "n_answers": 16, "n_correct": 2, "eval_prompts": 8,
                             "reach_samples": 4, "reach_draw": "uniform", "misfire": 0.5, "shortcut_scale": 0.7})
-    plain_settings = ProtocolSettings(**{**s.__dict__, "reach_draw": "base", "misfire": 0.0, "shortcut_scale": 0.0})
+    plain_settings = ProtocolSettings(**{**s.__dict__, "reach_draw": "base", "misfire": 0.0, "shortcut_scale": 0.0,
+                                         "misfire_fallback": False})
     task, _ = calibrated_task(s, base)
     plain, _ = calibrated_task(plain_settings, base)
     assert task.misfire == 0.5 and task.shortcut_scale == 0.7 and plain.shortcut is None
@@ -538,7 +540,7 @@ def test_a_uniform_reach_a_misfire_and_a_learned_shortcut_reach_the_task_its_nam
             in describe_task(s))
     assert all(word not in describe_task(plain_settings) for word in ("uniformly", "misfir", "shortcut"))
     assert (literature._sharpen_design(s) == literature._sharpen_design(plain_settings).replace(
-        "_noiseclock", "_uniformreach_misfire0.5_shortcut0.7_noiseclock"))
+        "_noiseclock", "_uniformreach_misfire0.5fallback_shortcut0.7_noiseclock"))
     dropped = without_reach(ProtocolSettings(**{**s.__dict__, "reach_fallback": True}))
     assert (dropped.reach_samples, dropped.reach_draw, dropped.misfire, dropped.shortcut_scale,
             dropped.reach_fallback) == (0, "base", 0.0, 0.0, False)

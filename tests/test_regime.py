@@ -397,8 +397,11 @@ def test_math_regime_sharpen_is_the_literature_protocols_chosen_task():
     assert {k: CHOSEN_2026_12_05[k] for k in MATH_SHARPEN} == MATH_SHARPEN
     assert MATH_SIZES["n_prompts"] == CHOSEN_2026_12_05["n_prompts"]
     assert task.reach is None and not task.floor_sharpness and CHOSEN_2026_12_05["reach_samples"] == 0
-    assert {k: v for k, v in CHOSEN.items() if k not in ("reach_samples", "clock", "match_seeds")} == {
-        k: v for k, v in CHOSEN_2026_12_05.items() if k not in ("reach_samples", "match_seeds")}
+    later = ("reach_samples", "clock", "match_seeds", "misfire", "misfire_fallback")  # what the default took since
+    assert {k: v for k, v in CHOSEN.items() if k not in later} == {
+        k: v for k, v in CHOSEN_2026_12_05.items() if k not in later}
+    assert (CHOSEN["misfire"], CHOSEN["misfire_fallback"]) == (1.0, True)
+    assert (CHOSEN_2026_12_05["misfire"], CHOSEN_2026_12_05["misfire_fallback"]) == (0.0, False)
     assert CHOSEN["clock"] == "noise" and ProtocolSettings(**CHOSEN_2026_12_05).clock == "simulator"
     assert CHOSEN["match_seeds"] == "held" and CHOSEN_2026_12_05["match_seeds"] == "tuning"
     for field in ("logits0", "correct", "evaluation"):

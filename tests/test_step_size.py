@@ -296,20 +296,25 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
     assert literature._sharpen_design(ProtocolSettings(**CHOSEN)) == simulator + "_noiseclock"  # the default's
     assert literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "noise_scale": 4.0})) == simulator + "_noiseclock4"
     # and the shared answer biases theirs, so runs at different e never overwrite each other or the default's
-    assert simulator == "_b1_eval128s_d0.3_reach256"
+    assert simulator == "_b1_eval128s_d0.3_reach256_misfire1fallback"
     shared = literature._sharpen_design(ProtocolSettings(**{**CHOSEN, "answer_scale": 0.3, "clock": "simulator"}))
-    assert shared == "_b1_eval128s_d0.3_e0.3_reach256"
+    assert shared == "_b1_eval128s_d0.3_e0.3_reach256_misfire1fallback"
     # the whole stem: the default's committed name, and adam_tied's tie in it (runs at two ties are two files; no
     # clock applies to adam_tied)
     assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
+        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_misfire1fallback_noiseclock_interp_heldmatch_adam_full")
+    # without the misfire (the default until the thirteenth session) and matched on the tuning seeds as well (until
+    # the tenth): the committed files of those families keep their names
+    earlier = {**CHOSEN, "misfire": 0.0, "misfire_fallback": False}
+    assert literature.run_stem(literature.Settings(**earlier), "full") == (
         "literature_sharpen_c1_b1_eval128s_d0.3_reach256_noiseclock_interp_heldmatch_adam_full")
-    # matched on the tuning seeds (the default until 2026-12-07): the committed files of that family keep their names
-    assert literature.run_stem(literature.Settings(**{**CHOSEN, "match_seeds": "tuning"}), "full") == (
+    assert literature.run_stem(literature.Settings(**{**earlier, "match_seeds": "tuning"}), "full") == (
         "literature_sharpen_c1_b1_eval128s_d0.3_reach256_noiseclock_interp_adam_full")
     tied = [literature.run_stem(literature.Settings(**{**CHOSEN, "optimizer": "adam_tied", "tie": t,
                                                        "clock": "simulator"}, tag="smollm2"), "full")
             for t in (0.1, 0.3)]
-    assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_interp_heldmatch_adam_tied_tie{t}_smollm2_full"
+    assert tied == [f"literature_sharpen_c1_b1_eval128s_d0.3_reach256_misfire1fallback_interp_heldmatch_adam_tied_tie{t}"
+                    "_smollm2_full"
                     for t in ("0.1", "0.3")]
 
 

@@ -8,8 +8,8 @@
   pass@1000 = 0.2502), sampled by stratified quantiles so the task's initial pass@k reproduces the curve.
   The chain task (sequences instead of answers) uses T = 4 tokens from V = 8 (4096 sequences), 3 correct.
 - ``math``: the family the literature protocol chose on published runs on 2026-12-05
-  (``fadesim.lab.literature.CHOSEN_2026_12_05``; the protocol's default has since added the skill's reach and the
-  noise-scale clock, which this regime and the experiments committed with it do not have; measured in
+  (``fadesim.lab.literature.CHOSEN_2026_12_05``; the protocol's default has since added the skill's reach, its
+  misfire and the noise-scale clock, which this regime and the experiments committed with it do not have; measured in
   ``paper_figures/README.md``, "The stratified split": 85.1% of published signs on the shipped settings, 82.9% on
   two settings never designed on), its difficulty calibrated to Qwen2.5-Math-7B's base pass@k on MATH (arXiv
   2506.01347, Table 1: pass@1 0.632 ... pass@256 0.969; a Beta fit to the shipped ``base`` rows,
