@@ -488,7 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reach-draw", default=None, choices=list(REACH_DRAWS),
                    help=f"sharpen: base: the skill reaches each prompt by its own base pass rate; uniform: the same "
                         f"share, drawn independently of it (default {CHOSEN['reach_draw']})")
-    sharpen_flag("--misfire", "how far the skill raises each unreached prompt's most likely wrong answer", ": none")
+    sharpen_flag("--misfire", "how far the skill raises each unreached prompt's most likely wrong answer", "; 0: none")
     sharpen_flag("--shortcut-scale", "a shortcut learned on its own shared parameter, right on the reached prompts "
                  "and wrong on the others (each unreached prompt's most likely wrong answer)", ": none")
     sharpen_flag("--misfire-fallback", "where GRPO cannot reach your pass@1 under the misfire or shortcut, match and "

@@ -89,9 +89,9 @@ def over_draws(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method]
                training: Mapping[str, int] | None = None) -> dict[str, Any]:
     """The protocol on ``settings.task_draws`` draws of the task (``task_seed``, ``task_seed`` + 1, ...), each run as
     ``run_setting`` runs one (its own match, fallbacks and clocks), and every simulated number averaged over them:
-    the prediction is then the family's, not one instance's (the answers, correct sets and held-out prompts a draw
-    fixes move a small difference's sign as much as its seeds do: paper_figures/literature/README.md, "Fresh task
-    draws 4-7"). Same keys as ``run_setting``: the table's simulated pass@k is the mean over every draw's held-out
+    a prediction of the family rather than of one instance of it (its answers, correct sets and held-out prompts).
+    Measured in paper_figures/literature/README.md, "Fresh task draws 4-7": on draws 4-7 it adds signs on the SmolLM2
+    designs and none on the shipped settings, so the default stays on one draw. Same keys as ``run_setting``: the table's simulated pass@k is the mean over every draw's held-out
     seeds (each draw has as many, so the mean of the draws' means) with its 95% interval over them, the comparisons
     are scored on that mean with each seed paired within its draw, and the match residual is the mean reference's
     minus the published; "length", "read_at" and "clocks" are the draws' means, "reached" whether every draw reached,
