@@ -204,7 +204,7 @@ def describe_run(settings: ProtocolSettings) -> str:
 
 def run_stem(settings: Settings, suffix: str) -> str:
     """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, task draws averaged
-    over (where more than one), optimizer (adam_tied with its tie), tag, match and preset, so that runs that differ
+    over (where more than one), the base fit's family (where not "beta"), optimizer (adam_tied with its tie), tag, match and preset, so that runs that differ
     in any of them never overwrite each other."""
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
@@ -212,6 +212,7 @@ def run_stem(settings: Settings, suffix: str) -> str:
     scale += "_interp" if settings.readout == "interpolated" else ""
     scale += "_heldmatch" if settings.match_seeds == "held" else ""
     scale += f"_draws{settings.task_draws}" if settings.task_draws > 1 else ""
+    scale += "" if settings.family == "beta" else f"_fit{settings.family.replace('+', '_')}"
     optimizer = settings.optimizer + (f"_tie{settings.tie:g}" if settings.optimizer == "adam_tied" else "")
     return f"literature_{settings.task}{scale}_{optimizer}{tag}{MATCH_SUFFIX[settings.match]}_{suffix}"
 

@@ -191,6 +191,16 @@ def test_calibration_to_the_base_rows_reproduces_them_in_the_task():
     two_point = curves[(curves.setting == "Qwen2.5-7B / MATH500") & (curves.method == "base")]
     _, cal2 = calibrated_task(ProtocolSettings(), dict(zip(two_point.k.astype(int), two_point.pass_at_k)))
     assert cal2.max_abs_error < 1e-6  # two parameters, two points: exact
+    # a never-solved share beside the Beta: MATH's nine k flatten at large k, which the Beta alone misses by 0.014;
+    # on two k it cannot be told from the Beta's tail, and the Beta is fitted, exactly, and named
+    _, flat = calibrated_task(ProtocolSettings(n_prompts=512, family="beta+unsolved"), target)
+    assert flat.family == "beta+unsolved" and 0 < flat.params["unsolved"] < 0.1
+    assert flat.max_abs_error < 0.6 * cal.max_abs_error and cal.max_abs_error > 0.01  # 0.0073 against 0.0138
+    _, two = calibrated_task(ProtocolSettings(family="beta+unsolved"),
+                             dict(zip(two_point.k.astype(int), two_point.pass_at_k)))
+    assert two.family == "beta" and two.params == cal2.params
+    with pytest.raises(ValueError, match=r"family must be one of .*beta\+unsolved.*got 'gamma'"):
+        ProtocolSettings(family="gamma")
 
 
 def test_a_tiny_end_to_end_run(tmp_path):

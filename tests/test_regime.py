@@ -95,7 +95,8 @@ def test_loguniform_k_weights_and_pass_at_k_equal_quadrature_and_monte_carlo():
 
 
 @pytest.mark.parametrize("dist", [Beta(0.8, 0.8), Beta(0.5, 3.0), PointMass(0.2), LogUniform(1e-4, 0.3),
-                                  Mixture((LogUniform(3e-3, 0.9), PointMass(0.0)), (0.25, 0.75))])
+                                  Mixture((LogUniform(3e-3, 0.9), PointMass(0.0)), (0.25, 0.75)),
+                                  Mixture((Beta(0.7, 0.4), PointMass(0.0)), (0.9, 0.1))])
 def test_pass_at_k_is_the_expectation_over_the_k_pmf_and_stratified_draws_reproduce_it(dist):
     ks = np.array([1, 4, 64, 1024])
     G = 6  # pass@G = 1 - P(k = 0 of G), from the k-pmf
@@ -121,6 +122,7 @@ KS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     ("loguniform+unsolved", Mixture((LogUniform(3e-4, 0.2), PointMass(0.0)), (0.6, 0.4)),
      {"low": 3e-4, "high": 0.2, "unsolved": 0.4}),
     ("beta", Beta(0.5, 3.0), {"a": 0.5, "b": 3.0}),
+    ("beta+unsolved", Mixture((Beta(0.7, 0.4), PointMass(0.0)), (0.97, 0.03)), {"a": 0.7, "b": 0.4, "unsolved": 0.03}),
 ])
 def test_calibrate_recovers_a_known_distribution_from_its_exact_curve(family, dist, expect):
     fit = calibrate(dict(zip(KS, dist.pass_at_k(KS))), family=family)

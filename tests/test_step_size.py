@@ -303,6 +303,9 @@ def test_a_trainer_clock_run_writes_files_of_its_own():
     # clock applies to adam_tied)
     assert literature.run_stem(literature.Settings(**CHOSEN), "full") == (
         "literature_sharpen_c1_b1_eval128s_d0.3_reach256_misfire1fallback_noiseclock_interp_heldmatch_adam_full")
+    assert literature.run_stem(literature.Settings(**{**CHOSEN, "family": "beta+unsolved"}), "full") == (
+        "literature_sharpen_c1_b1_eval128s_d0.3_reach256_misfire1fallback_noiseclock_interp_heldmatch_fitbeta_unsolved"
+        "_adam_full")
     # without the misfire (the default until the thirteenth session) and matched on the tuning seeds as well (until
     # the tenth): the committed files of those families keep their names
     earlier = {**CHOSEN, "misfire": 0.0, "misfire_fallback": False}

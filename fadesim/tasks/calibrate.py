@@ -21,7 +21,7 @@ from fadesim.data import CODEX_APPS, data_file
 from fadesim.tasks.pass_rates import Beta, DifficultyDistribution, LogUniform, Mixture, PointMass
 
 #: families: parameters and how an unconstrained vector maps onto them
-FAMILIES = ("loguniform", "loguniform+unsolved", "beta")
+FAMILIES = ("loguniform", "loguniform+unsolved", "beta", "beta+unsolved")
 
 #: the published curve the llm regime is calibrated to (package data; fadesim/data/README.md gives its source)
 PUBLISHED = data_file(*CODEX_APPS)
@@ -67,9 +67,13 @@ def check_curve(pass_at_k: Mapping[int, float]) -> dict[int, float]:
 
 
 def _build(family: str, x: np.ndarray) -> tuple[DifficultyDistribution, dict[str, float]]:
-    if family == "beta":
-        a, b = np.exp(np.clip(x, -9.0, 9.0))
-        return Beta(float(a), float(b)), {"a": float(a), "b": float(b)}
+    if family in ("beta", "beta+unsolved"):
+        a, b = np.exp(np.clip(x[:2], -9.0, 9.0))
+        if family == "beta":
+            return Beta(float(a), float(b)), {"a": float(a), "b": float(b)}
+        unsolved = float(special.expit(x[2]))
+        return (Mixture((Beta(float(a), float(b)), PointMass(0.0)), (1.0 - unsolved, unsolved)),
+                {"a": float(a), "b": float(b), "unsolved": unsolved})
     high = float(np.clip(special.expit(x[0]), 1e-9, 1.0 - 1e-9))
     low = float(np.clip(high * special.expit(x[1]), 1e-12, high * (1.0 - 1e-9)))
     lu = LogUniform(low, high)
@@ -79,7 +83,7 @@ def _build(family: str, x: np.ndarray) -> tuple[DifficultyDistribution, dict[str
     return Mixture((lu, PointMass(0.0)), (1.0 - unsolved, unsolved)), {"low": low, "high": high, "unsolved": unsolved}
 
 
-_N_PARAMS = {"loguniform": 2, "loguniform+unsolved": 3, "beta": 2}
+_N_PARAMS = {"loguniform": 2, "loguniform+unsolved": 3, "beta": 2, "beta+unsolved": 3}
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,10 @@ def calibrate(pass_at_k: Mapping[int, float], family: str = "loguniform+unsolved
     """Fit a difficulty distribution whose exact pass@k matches ``pass_at_k`` at its k (least squares).
 
     Families: "loguniform" (log p ~ U(log low, log high)), "loguniform+unsolved" (that, plus a fraction
-    ``unsolved`` of prompts at p = 0, the never-solved prompts real benchmarks have), "beta" (p ~ Beta(a, b)).
-    The curve needs at least as many k as the family has parameters. Six starts; the best fit is kept.
+    ``unsolved`` of prompts at p = 0, the never-solved prompts real benchmarks have), "beta" (p ~ Beta(a, b)),
+    "beta+unsolved" (the Beta plus such a fraction: a curve that flattens at large k, where the Beta alone rises to
+    1 as k^-a).
+    The curve needs at least as many k as the family has parameters. Six to twelve starts; the best fit is kept.
     """
     curve = check_curve(pass_at_k)
     if family not in FAMILIES:
@@ -128,6 +134,8 @@ def calibrate(pass_at_k: Mapping[int, float], family: str = "loguniform+unsolved
 
     if family == "beta":
         starts = [np.log([a, b]) for a in (0.1, 0.5, 2.0) for b in (0.5, 2.0, 10.0)]
+    elif family == "beta+unsolved":
+        starts = [np.array([np.log(a), np.log(b), u]) for a in (0.3, 1.0) for b in (0.5, 2.0, 8.0) for u in (-6.0, -2.0)]
     else:
         starts = [np.array([hx, lx, ux][: _N_PARAMS[family]])
                   for hx, lx in ((-2.0, -6.0), (0.0, -3.0), (2.0, -8.0)) for ux in (-2.0, 0.5)]

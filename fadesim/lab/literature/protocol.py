@@ -48,7 +48,9 @@ class ProtocolSettings:
     """The simulated side: one task family, optimizer and training grid for every setting."""
 
     task: str = "linear_softmax"
-    family: str = "beta"  # calibration family (two parameters: two published k suffice)
+    # calibration family (fadesim.tasks.calibrate.FAMILIES): "beta", two parameters, two published k suffice;
+    # "beta+unsolved" adds a never-solved share where a curve has three k or more (``calibrated_task``)
+    family: str = "beta"
     n_prompts: int = 128
     n_answers: int = 64
     n_correct: int = 4
@@ -125,6 +127,10 @@ class ProtocolSettings:
         if self.misfire_fallback and not (self.misfire or self.shortcut_scale):
             raise ValueError("misfire_fallback drops the misfire or learned shortcut where GRPO cannot reach its target "
                              "under them; it needs misfire > 0 or shortcut_scale > 0")
+        from fadesim.tasks.calibrate import FAMILIES
+
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {', '.join(FAMILIES)} (the base fit's); got {self.family!r}")
         if isinstance(self.task_draws, bool) or not isinstance(self.task_draws, int) or self.task_draws < 1:
             raise ValueError(f"task_draws must be a whole number >= 1 (the task draws averaged over); got "
                              f"{self.task_draws!r}")
@@ -278,11 +284,13 @@ def describe_task(settings: ProtocolSettings) -> str:
 def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float], seed: int | None = None
                     ) -> tuple[Any, Any]:
     """(task, calibration): the task family with its initial difficulty fitted to the base curve (its draw
-    ``seed``, default ``settings.task_seed``)."""
+    ``seed``, default ``settings.task_seed``). A "beta+unsolved" family on a curve of two k (which cannot tell a
+    never-solved share from the Beta's tail) is fitted as "beta", exactly, and says so (``cal.family``)."""
     seed = settings.task_seed if seed is None else seed
     from fadesim.tasks import Stratified, calibrate, make_task
 
-    cal = calibrate({int(k): float(min(max(v, 1e-6), 1 - 1e-6)) for k, v in base_curve.items()}, settings.family)
+    family = "beta" if settings.family == "beta+unsolved" and len(base_curve) < 3 else settings.family
+    cal = calibrate({int(k): float(min(max(v, 1e-6), 1 - 1e-6)) for k, v in base_curve.items()}, family)
     kw: dict[str, Any] = dict(n_prompts=settings.n_prompts, difficulty=Stratified(cal.distribution), seed=seed)
     if settings.task == "chain":
         kw.update(length=3, vocab=4, n_correct=settings.n_correct)
