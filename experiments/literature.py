@@ -197,7 +197,8 @@ def describe_run(settings: ProtocolSettings) -> str:
              "trainer": ", each method read at that step x its trainer clock (fadesim.theory.step_size)",
              "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
                       f"{settings.noise_scale:g} (fadesim.theory.step_size.noise_clock)"}[settings.clock]
-    return (f"[{describe_task(settings)}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
+    fit = "" if settings.family == "beta" else f", base fit {settings.family}"
+    return (f"[{describe_task(settings)}{fit}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
             f"{MATCH_WORDS[settings.match]}"
             f"{' (matched on the held-out seeds)' if settings.match_seeds == 'held' else ''}{clock}]")
 
