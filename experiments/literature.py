@@ -18,9 +18,10 @@ The default family is the one chosen on them (``fadesim.lab.literature.CHOSEN``)
 (c = 1, d = 0.3) that lifts only the prompts the base solves within 256 draws (``--reach-samples``) and on each of the
 others raises its most likely wrong answer (``--misfire`` 1; where GRPO cannot reach its published pass@1 under that,
 the setting is matched without it, the reach kept: ``--misfire-fallback``; since 2026-12-07,
-paper_figures/literature/README.md, "Fresh task draws 4-7"), one prompt a step, per-entry Adam, pass@k read on 128 of 256 prompts held out of training (every second prompt in order of initial
-pass rate: ``--eval-split stratified``), up to 2000 steps (paper_figures/README.md, "A skill direction beside the
-sharpening" and "The stratified split"; paper_figures/literature/README.md, "Reach and floor"), each method read at
+paper_figures/literature/README.md, "Fresh task draws 4-7"), one prompt a step, per-entry Adam, pass@k read on 128
+of 256 prompts held out of training (every second prompt in order of initial pass rate: ``--eval-split
+stratified``), up to 2000 steps (paper_figures/README.md, "A skill direction beside the sharpening" and "The
+stratified split"; paper_figures/literature/README.md, "Reach and floor"), each method read at
 the matched step x its noise-scale clock at its setting's published batch (``--clock noise``, ``--noise-scale`` rho
 = 1; the batches from ``--training``, a setting without a row on the simulator's clock;
 paper_figures/trainer_clock/README.md, "A clock that knows the batch"). ``--task`` another family drops the
@@ -165,7 +166,8 @@ def _sharpen_design(settings: ProtocolSettings) -> str:
     direction, shared answer biases, skill reach (and its fallback), sharpness floor, transfer, tail, a reach drawn
     uniformly, the skill's misfire, a learned shortcut, first-order engine and trainer or noise-scale clock: "_b{B}",
     "_eval{M}[s]", "_d{d}", "_e{e}", "_reach{K}[fallback]", "_floor", "_t{tau}", "_tail{H}", "_uniformreach",
-    "_misfire{m}[fallback]", "_shortcut{f}", "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is not 1) where set."""
+    "_misfire{m}[fallback]", "_shortcut{f}", "_firstorder", "_trainerclock" and "_noiseclock[rho]" (rho where it is
+    not 1) where set."""
     return ((f"_b{settings.prompts_per_step}" if settings.prompts_per_step else "")
             + (f"_eval{settings.eval_prompts}" if settings.eval_prompts else "")
             + ("s" if settings.eval_prompts and settings.eval_split == "stratified" else "")
@@ -198,15 +200,16 @@ def describe_run(settings: ProtocolSettings) -> str:
              "noise": f", each method read at that step x its noise-scale clock at the published batch, rho "
                       f"{settings.noise_scale:g} (fadesim.theory.step_size.noise_clock)"}[settings.clock]
     fit = "" if settings.family == "beta" else f", base fit {settings.family}"
-    return (f"[{describe_task(settings)}{fit}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, {runs}; "
+    return (f"[{describe_task(settings)}{fit}, {describe_optimizer(settings)}, G = {settings.G}, lr {settings.lr:g}, "
+            f"{runs}; "
             f"{MATCH_WORDS[settings.match]}"
             f"{' (matched on the held-out seeds)' if settings.match_seeds == 'held' else ''}{clock}]")
 
 
 def run_stem(settings: Settings, suffix: str) -> str:
     """The file stem of one protocol run: task, its sharpen design, read-out, the match's seeds, task draws averaged
-    over (where more than one), the base fit's family (where not "beta"), optimizer (adam_tied with its tie), tag, match and preset, so that runs that differ
-    in any of them never overwrite each other."""
+    over (where more than one), the base fit's family (where not "beta"), optimizer (adam_tied with its tie), tag,
+    match and preset, so that runs that differ in any of them never overwrite each other."""
     scale = f"_c{settings.sharpen_scale:g}" if settings.task == "sharpen" else ""
     scale += _sharpen_design(settings)
     tag = f"_{settings.tag}" if settings.tag else ""

@@ -511,9 +511,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--lr", type=float, default=0.02)
     p.add_argument("--G", type=int, default=8)
     p.add_argument("--seeds", type=int, default=16, help="half match the length, half are predicted (default 16)")
-    p.add_argument("--task-draws", type=int, default=CHOSEN.get("task_draws", 1),
+    p.add_argument("--task-draws", type=int, default=ProtocolSettings.task_draws,
                    help="draws of the task every number is averaged over, each matched and read on its own (default "
-                        f"{CHOSEN.get('task_draws', 1)})")
+                        f"{ProtocolSettings.task_draws})")
     p.add_argument("--prompts", type=int, default=CHOSEN["n_prompts"])
     p.add_argument("--max-steps", type=int, default=CHOSEN["max_steps"], help="longest GRPO run searched for the length")
     p.add_argument("--log-every", type=int, default=CHOSEN["log_every"])

@@ -67,20 +67,19 @@ def check_curve(pass_at_k: Mapping[int, float]) -> dict[int, float]:
 
 
 def _build(family: str, x: np.ndarray) -> tuple[DifficultyDistribution, dict[str, float]]:
-    if family in ("beta", "beta+unsolved"):
-        a, b = np.exp(np.clip(x[:2], -9.0, 9.0))
-        if family == "beta":
-            return Beta(float(a), float(b)), {"a": float(a), "b": float(b)}
-        unsolved = float(special.expit(x[2]))
-        return (Mixture((Beta(float(a), float(b)), PointMass(0.0)), (1.0 - unsolved, unsolved)),
-                {"a": float(a), "b": float(b), "unsolved": unsolved})
-    high = float(np.clip(special.expit(x[0]), 1e-9, 1.0 - 1e-9))
-    low = float(np.clip(high * special.expit(x[1]), 1e-12, high * (1.0 - 1e-9)))
-    lu = LogUniform(low, high)
-    if family == "loguniform":
-        return lu, {"low": low, "high": high}
+    shape, _, unsolved_share = family.partition("+")  # "+unsolved": the shape plus a share at p = 0 (the last entry)
+    dist: DifficultyDistribution
+    if shape == "beta":
+        a, b = (float(v) for v in np.exp(np.clip(x[:2], -9.0, 9.0)))
+        dist, params = Beta(a, b), {"a": a, "b": b}
+    else:
+        high = float(np.clip(special.expit(x[0]), 1e-9, 1.0 - 1e-9))
+        low = float(np.clip(high * special.expit(x[1]), 1e-12, high * (1.0 - 1e-9)))
+        dist, params = LogUniform(low, high), {"low": low, "high": high}
+    if not unsolved_share:
+        return dist, params
     unsolved = float(special.expit(x[2]))
-    return Mixture((lu, PointMass(0.0)), (1.0 - unsolved, unsolved)), {"low": low, "high": high, "unsolved": unsolved}
+    return Mixture((dist, PointMass(0.0)), (1.0 - unsolved, unsolved)), {**params, "unsolved": unsolved}
 
 
 _N_PARAMS = {"loguniform": 2, "loguniform+unsolved": 3, "beta": 2, "beta+unsolved": 3}

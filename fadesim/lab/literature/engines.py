@@ -10,9 +10,10 @@ from typing import Any, Mapping
 import numpy as np
 import pandas as pd
 
-from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, crossing_point, fallbacks,
-                                             match_length, match_on, matched_task, method_clocks, nearest_step,
-                                             read_path, scored_setting, sim_config, simulate_once)
+from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, common_fallback, crossing_point,
+                                             fallbacks, match_length, match_on, matched_task, mean_half_width,
+                                             method_clocks, nearest_step, read_path, scored_setting, sim_config,
+                                             simulate_once)
 from fadesim.lab.literature.published import BASE, Method, reference_method
 
 
@@ -116,8 +117,7 @@ def over_draws(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method]
                      .groupby(["method", "k"], as_index=False).simulated.mean().assign(ci95=float("nan")))
     entropy = pd.concat([r["entropy"] for r in one]).groupby("method", sort=False).agg(
         step=("step", "mean"), entropy=("entropy", "mean"),
-        ci95=("ci95", lambda h: float(np.sqrt(np.sum(np.square(h)))) / len(one))).reset_index()
-    dropped = {r["dropped"] for r in one}
+        ci95=("ci95", mean_half_width)).reset_index()
     first = one[0]
     out = scored_setting(setting, pub, simulated, settings, methods, first["calibration"], first["reference"],
                          first["target"], float(np.mean([r["length"] for r in one])), all(r["reached"] for r in one),
@@ -126,7 +126,7 @@ def over_draws(setting: str, curves: pd.DataFrame, methods: Mapping[str, Method]
     draws = pd.DataFrame([{"task_seed": settings.task_seed + i, "length": r["length"], "reached": r["reached"],
                            "residual": r["residual"], "dropped": r["dropped"], "agree": int(r["comparisons"].agree.sum()),
                            "total": len(r["comparisons"]), "error": r["error"]} for i, r in enumerate(one)])
-    common = dropped.pop() if len(dropped) == 1 else "mixed"
+    common = common_fallback([r["dropped"] for r in one])
     return {**out, "clocks": {m: float(np.mean([r["clocks"][m] for r in one])) for m in first["clocks"]},
             "rollouts_per_step": first["rollouts_per_step"], "reach_dropped": common == "reach", "dropped": common,
             "per_seed": per_seed, "draws": draws}

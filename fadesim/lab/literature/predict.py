@@ -11,8 +11,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, match_length,
-                                             match_on, matched_task, nearest_step, read_path, sim_config)
+from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, common_fallback,
+                                             match_length, match_on, matched_task, mean_half_width, nearest_step,
+                                             read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -132,14 +133,11 @@ def _over_draws(base_curve: Mapping[int, float], advantages: Sequence[tuple[str,
     one = [predict(base_curve, advantages, dataclasses.replace(settings, task_seed=settings.task_seed + i,
                                                                 task_draws=1), **given)
            for i in range(settings.task_draws)]
-    n = len(one)
     table = pd.concat([r["table"] for r in one]).groupby(["label", "k"], sort=False).agg(
-        pass_at_k=("pass_at_k", "mean"), ci95=("ci95", lambda h: float(np.sqrt(np.sum(np.square(h)))) / n)
-    ).reset_index()
+        pass_at_k=("pass_at_k", "mean"), ci95=("ci95", mean_half_width)).reset_index()
     paths = (pd.concat([r["trajectories"] for r in one]).groupby(["label", "step"], sort=False)[["pass@1", "entropy"]]
              .mean().reset_index())
-    dropped = {r["dropped"] for r in one}
-    common = dropped.pop() if len(dropped) == 1 else "mixed"
+    common = common_fallback([r["dropped"] for r in one])
     first = one[0]
     return {"table": table, "trajectories": paths, "length": float(np.mean([r["length"] for r in one])),
             "reached": all(r["reached"] for r in one), "calibration": first["calibration"],

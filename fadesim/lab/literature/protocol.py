@@ -460,6 +460,18 @@ def fallen_back(settings: ProtocolSettings, dropped: str) -> ProtocolSettings:
     return dict(fallbacks(settings))[dropped]
 
 
+def common_fallback(dropped: Sequence[str]) -> str:
+    """Over task draws (``over_draws``, ``predict``): the fallback every draw's task was built with ("" for none), or
+    "mixed" where the draws differ."""
+    taken = set(dropped)
+    return taken.pop() if len(taken) == 1 else "mixed"
+
+
+def mean_half_width(halves: Sequence[float]) -> float:
+    """The 95% half-width of the mean of n independent draws' estimates, from each one's: sqrt(sum h^2) / n."""
+    return float(np.sqrt(np.sum(np.square(halves)))) / len(halves)
+
+
 def without_misfire(settings: ProtocolSettings) -> ProtocolSettings:
     """The settings a ``misfire_fallback`` setting is matched and run with once its misfire is dropped: the same,
     without the misfire, the learned shortcut or their fallback (the reach and its own fallback kept)."""
