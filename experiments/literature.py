@@ -66,7 +66,7 @@ from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, Lit
                                 clocked, describe_optimizer, describe_task, for_task, implied_by,
                                 best_config, leave_one_setting_out, load_curves, load_methods, load_training,
                                 parse_candidates, pooled_scores, resolved_line, run_setting, setting_score,
-                                summary_line)
+                                summary_line, unreached_note)
 from fadesim.lab.plots import save_figure
 from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
@@ -322,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     for setting in dict.fromkeys(curves.setting):
         res = run_setting(setting, curves, methods, settings, training)
         results.append(res)
-        how = "reached" if res["reached"] else "UNREACHABLE (never reached; scored at the closest logged step)"
+        note = unreached_note(res["target"], res["calibration"].target.get(1))
+        how = "reached" if res["reached"] else f"UNREACHABLE ({note}; scored at the closest logged step)"
         if res.get("dropped") == "misfire":
             how += " without the misfire, the reach kept (unreachable under it: misfire_fallback)"
         if res.get("reach_dropped"):

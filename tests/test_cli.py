@@ -256,7 +256,10 @@ def test_predict_forecasts_each_advantage_from_a_base_curve(tmp_path, capsys):
     assert out.exists()
     assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.35",
                  "--out", str(out), *small]) == 0
-    assert "GRPO pass@1 0.350 UNREACHABLE" in capsys.readouterr().out
+    assert "GRPO pass@1 0.350 UNREACHABLE (never reached; the closest logged step)" in capsys.readouterr().out
+    assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.2",
+                 "--out", str(out), *small]) == 0  # below the base's 0.3: the rising run never comes down to it
+    assert "GRPO pass@1 0.200 UNREACHABLE (below the base's pass@1 0.300: RL lowered it" in capsys.readouterr().out
     # the default family matches the length on the held-out seeds' own GRPO run: where it is reached, its pass@1
     # there is the given one
     assert main(["predict", "--curves", str(curves), "--advantages", "grpo", "--grpo-pass1", "0.32",

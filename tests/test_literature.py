@@ -617,7 +617,7 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     had it; 0.6 is beyond both and is matched without the reach ("reach"), or without the reach's fallback read where
     the task without the misfire comes closest (the numbers of a run that never had it, unreached); 0.33 keeps the
     misfire (""); without misfire_fallback, reach_fallback drops the reach for 0.40 as before; the first-order engine
-    falls back alike."""
+    falls back alike; 0.25, below the base, takes no fallback."""
     from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
 
     def setting(target):
@@ -656,6 +656,12 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     mis = run_setting("s", near, methods, ProtocolSettings(**kw, misfire=2.0))
     assert ours["dropped"] == "" and ours["reached"] and ours["length"] == mis["length"]
     pd.testing.assert_frame_equal(ours["table"], mis["table"])
+    # a target below the held-out base's pass@1 (0.280 here; RL lowered it) that the rising run never comes down to
+    # is unreachable under every fallback: none is taken, and its residual is printed as it is
+    below = setting(0.25)
+    for engine in ("simulate", "first_order"):
+        ours = run_setting("s", below, methods, dataclasses.replace(both, engine=engine))
+        assert ours["dropped"] == "" and not ours["reached"] and ours["residual"] > 0.04
     with pytest.raises(ValueError, match="misfire_fallback .* needs misfire > 0 or shortcut_scale > 0"):
         ProtocolSettings(**kw, misfire_fallback=True)
 
@@ -715,14 +721,25 @@ def test_the_match_is_read_between_logged_steps_and_its_residual_printed():
     steps and the path read there is the target exactly (residual 0), where the nearest logged step overshoots by a
     tenth; a path that never reaches the target gives its closest logged step, flagged; read_path interpolates every
     seed and holds the last value past the end."""
-    from fadesim.lab.literature import crossing_point, read_path
+    from fadesim.lab.literature import crossing_point, read_path, unreached_note
 
     steps, path = [0, 10, 20, 30], [0.1, 0.3, 0.5, 0.7]
     at, reached = crossing_point(steps, path, 0.4)
     assert (at, reached) == (15.0, True) and float(read_path(steps, path, at)) == pytest.approx(0.4, abs=1e-15)
     assert match_length(steps, path, 0.4) == (20, True) and path[2] - 0.4 == pytest.approx(0.1)
     assert crossing_point(steps, path, 0.9) == (30.0, False)  # never reached: the closest logged step
-    assert crossing_point(steps, [0.5, 0.6, 0.7, 0.8], 0.4) == (10.0, True)  # starts above: at least one step
+    # a target below where the path starts (a published pass@1 under the base's) is reached coming down, between
+    # logged steps as going up; a path that starts above it and never comes down is unreachable, not read at its
+    # first step with the whole rise as its residual
+    falling = [0.5, 0.45, 0.3, 0.2]
+    at, reached = crossing_point(steps, falling, 0.4)
+    assert reached and at == pytest.approx(40 / 3) and float(read_path(steps, falling, at)) == pytest.approx(0.4)
+    assert match_length(steps, falling, 0.4) == (20, True)
+    assert crossing_point(steps, [0.5, 0.3, 0.2, 0.1], 0.4) == (pytest.approx(5.0), True)  # inside the first step
+    assert crossing_point(steps, [0.5, 0.6, 0.7, 0.8], 0.4) == (10.0, False)  # starts above, never comes down
+    assert crossing_point(steps, [0.4, 0.5, 0.6, 0.7], 0.4) == (10.0, True)  # starts at it: at least one step
+    assert "below the base's pass@1 0.500" in unreached_note(0.4, 0.5) and unreached_note(0.9, 0.5) == "never reached"
+    assert unreached_note(0.4, None) == "never reached"
     per_seed = np.array([[0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 4.0, 6.0]])
     np.testing.assert_allclose(read_path(steps, per_seed, 25.0), [2.5, 5.0])
     np.testing.assert_allclose(read_path(steps, per_seed, 99.0), [3.0, 6.0])

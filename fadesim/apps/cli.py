@@ -264,7 +264,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from fadesim.lab.literature import (BASE, CURVES, METHODS, SHARPEN_ONLY, ProtocolSettings, describe_optimizer,
                                         describe_task, extrapolations, fallen_back, for_task, implied_by, load_curves,
                                         load_methods, load_training, parse_advantages, predict, resolved_line,
-                                        run_setting, summary_line, support)
+                                        run_setting, summary_line, support, unreached_note)
     from fadesim.lab.plots import forecast_figure
 
     source = args.curves or CURVES
@@ -328,8 +328,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
         out = predict(base_curve, advantages, ps, grpo_pass1=grpo_pass1, steps=steps, **batch)
         reached = out["reached"]
     cal = out["calibration"]
-    how = (f"GRPO pass@1 {grpo_pass1:.3f} {'reached' if reached else 'UNREACHABLE (the closest logged step)'} at step "
-           f"{out['length']:g}" if steps is None else f"{out['length']:g} steps (given)")
+    if steps is not None:
+        how = f"{out['length']:g} steps (given)"
+    else:
+        how = (f"GRPO pass@1 {grpo_pass1:.3f} " + ("reached" if reached else
+               f"UNREACHABLE ({unreached_note(grpo_pass1, base_curve.get(1))}; the closest logged step)")
+               + f" at step {out['length']:g}")
     if out["dropped"] == "misfire":
         how += ", without the misfire, the reach kept (GRPO's target unreachable under it: --misfire-fallback)"
     if out["reach_dropped"]:

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, calibrated_task, common_fallback, crossing_point,
-                                             fallbacks, match_length, match_on, matched_task, mean_half_width,
+                                             fallbacks, falls_short, match_length, match_on, matched_task, mean_half_width,
                                              method_clocks, nearest_step, read_path, scored_setting, sim_config,
                                              simulate_once)
 from fadesim.lab.literature.published import BASE, Method, reference_method
@@ -173,7 +173,7 @@ def first_order_setting(setting: str, curves: pd.DataFrame, methods: Mapping[str
         grid = curve("grpo", {}, settings.max_steps)
         p1 = grid[grid.k == 1]
         length, reached = (crossing_point if interpolated else match_length)(p1.step, p1.pass_at_k, target)
-        if reached:
+        if not falls_short(reached, float(p1[p1.step == 0].pass_at_k.iloc[0]), target):
             break
     published_names = [m for m in dict.fromkeys(pub.method) if m != BASE]
     simulated_names = [m for m in published_names if m in methods]

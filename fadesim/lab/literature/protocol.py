@@ -311,30 +311,36 @@ def calibrated_task(settings: ProtocolSettings, base_curve: Mapping[int, float],
 
 # ----------------------------------------------------------------------------- the protocol's pure steps
 def match_length(steps: Sequence[int], simulated: Sequence[float], target: float) -> tuple[int, bool]:
-    """(the first logged step whose simulated pass@1 reaches ``target``, True); where none does, (the step of the
-    smallest |simulated - target|, False). Step 0 (before training) is never chosen: RL is at least one step."""
+    """(the first logged step whose simulated pass@1 reaches ``target`` from the side the path starts on, True):
+    at or above it where the path starts at or below it (RL raising pass@1, every shipped setting), at or below it
+    where the path starts above it (a published pass@1 below the base's: RL lowered it); where none does, (the step of
+    the smallest |simulated - target|, False). Step 0 (before training) is never chosen: RL is at least one step. A
+    path that starts above the target and never comes down to it is not matched at its first step (its residual
+    there is the whole rise): it is unreachable."""
     steps, simulated = list(steps), [float(v) for v in simulated]
     candidates = [(s, v) for s, v in zip(steps, simulated) if s > 0]
     if not candidates:
         raise ValueError("match_length needs at least one logged step after step 0")
+    falling = bool(simulated[0] > target) if steps[0] == 0 else False
     for s, v in candidates:
-        if v >= target:
+        if (v <= target) if falling else (v >= target):
             return int(s), True
     best = min(candidates, key=lambda sv: (abs(sv[1] - target), sv[0]))
     return int(best[0]), False
 
 
 def crossing_point(steps: Sequence[float], values: Sequence[float], target: float) -> tuple[float, bool]:
-    """(the step where a logged path first reaches ``target``, interpolated linearly between the logged step before
-    and the first logged step at or above it, True); where it never does, (the logged step of the smallest
-    |value - target|, False), as ``match_length``. Step 0 is never the point (RL is at least one step): a path that
-    starts above the target is read at its first logged step after 0."""
+    """(the step where a logged path first reaches ``target`` from the side it starts on (``match_length``),
+    interpolated linearly between the logged step before and the first logged step at or past it, True); where it
+    never does, (the logged step of the smallest |value - target|, False), as ``match_length``. Step 0 is never the
+    point (RL is at least one step)."""
     steps, values = np.asarray(steps, dtype=float), np.asarray(values, dtype=float)
     first, reached = match_length(steps, values, target)
     if not reached:
         return float(first), False
     i = int(np.flatnonzero(steps == first)[0])
-    if i == 0 or values[i - 1] >= target:
+    falling = steps[0] == 0 and values[0] > target
+    if i == 0 or ((values[i - 1] <= target) if falling else (values[i - 1] >= target)):  # step 0 at the target
         return float(first), True
     w = (target - values[i - 1]) / (values[i] - values[i - 1])
     return float(steps[i - 1] + w * (steps[i] - steps[i - 1])), True
@@ -435,16 +441,34 @@ def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tu
     unreached prompts are not driven down); with ``reach_fallback`` the task without the skill's reach (RL went past
     the base's reach, as on SmolLM2's sums, where it taught the sum). Each is calibrated again (the same calibration:
     neither moves the base policy) and matched there; ``dropped`` names the fallback the task was built with ("" for
-    none, "misfire" or "reach"). ``runs``: where the reference's simulated run is kept for reuse on the returned task
-    (``simulate_once``; emptied where the task is built again)."""
+    none, "misfire" or "reach"). A target below the base's pass@1 takes no fallback (``falls_short``). ``runs``:
+    where the reference's simulated run is kept for reuse on the returned task (``simulate_once``; emptied where the
+    task is built again)."""
     for dropped, used in fallbacks(settings):
         if dropped and runs is not None:  # its runs were on the task before the fallback
             runs.clear()
         task, cal = calibrated_task(used, base_curve)
         length, reached, grid = match_reference(task, settings, tune, target, ks, runs)
-        if reached:
+        if not falls_short(reached, float(grid["pass@1"].iloc[0]), target):
             break
     return task, cal, length, reached, grid, dropped
+
+
+def unreached_note(target: float, base_pass1: float | None) -> str:
+    """Why a reference's ``target`` pass@1 was not reached, for the printed match line: below the base's published
+    ``base_pass1`` (RL lowered pass@1, and the simulated run never came down to it) or beyond the run."""
+    if base_pass1 is not None and target < base_pass1:
+        return (f"below the base's pass@1 {base_pass1:.3f}: RL lowered it, and the simulated GRPO never came down to "
+                "it")
+    return "never reached"
+
+
+def falls_short(reached: bool, start: float, target: float) -> bool:
+    """Whether a reference run that starts at pass@1 ``start`` (the calibrated base's) and ``reached`` its
+    ``target`` or not is one the next fallback (``fallbacks``) is for: a target above the start that the run does not
+    reach. Each fallback lifts what RL can reach; a target below the base's pass@1 (RL lowered it) that the rising run
+    never comes down to is unreachable under every one, and the task stays the settings' own."""
+    return not reached and target >= start
 
 
 def fallbacks(settings: ProtocolSettings) -> list[tuple[str, ProtocolSettings]]:
