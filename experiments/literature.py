@@ -66,7 +66,7 @@ from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, Lit
                                 clocked, describe_optimizer, describe_task, for_task, implied_by,
                                 best_config, leave_one_setting_out, load_curves, load_methods, load_training,
                                 parse_candidates, pooled_scores, resolved_line, run_setting, setting_score,
-                                summary_line, unreached_note)
+                                reference_method, summary_line, unreached_note)
 from fadesim.lab.plots import save_figure
 from fadesim.lab.results import ResultStore, write_atomic
 from fadesim.sim.optim import OPTIMIZERS
@@ -310,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         curves, methods = load_curves(settings.curves), load_methods(settings.methods)
         training = load_training(settings.training)
+        for setting in dict.fromkeys(curves.setting):  # every setting's reference, before any setting runs
+            reference_method(setting, curves, methods)
     except LiteratureError as err:
         print(f"literature.py: error: {err}", file=sys.stderr)
         return 2

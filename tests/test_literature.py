@@ -236,6 +236,14 @@ def test_the_command_refuses_a_bad_file_and_ends_with_the_summary_line(tmp_path,
     assert literature.main(["--methods", str(bad), "--figures", str(tmp_path / "f")]) == 2
     assert f"{bad}, line 2: unknown advantage 'no_such'" in capsys.readouterr().err
     assert not (tmp_path / "f").exists()
+    # a setting with no GRPO to match its length on is refused in one line before any setting runs
+    no_ref = _write(tmp_path, "nr.csv", HEADER + "s,hand,base,1,0.3\ns,hand,base,8,0.7\ns,hand,GRPO,1,0.4\n"
+                    "t,hand,base,1,0.3\nt,hand,base,8,0.7\nt,hand,NSR,1,0.35\n")
+    two = _write(tmp_path, "m2.csv", METHODS_HEADER + "GRPO,grpo,{},1\nNSR,nsr,{},1\n")
+    assert literature.main(["--curves", str(no_ref), "--methods", str(two), "--figures", str(tmp_path / "f")]) == 2
+    captured = capsys.readouterr()
+    assert "setting 't': needs exactly one published method mapped to grpo" in captured.err and not captured.out
+    assert not (tmp_path / "f").exists()
     curves, methods = _hand_setting(tmp_path)
     assert literature.main(["--curves", str(curves), "--methods", str(methods), "--task", "bandit", "--n-prompts",
                             "16", "--n-answers", "16", "--max-steps", "20", "--log-every", "10", "--figures",
