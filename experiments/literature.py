@@ -63,7 +63,7 @@ import pandas as pd
 from fadesim.lab.settings import check_axes, check_tag, parse_settings
 from fadesim.lab.units import run_units
 from fadesim.lab.literature import (BASE, CHOSEN, CURVES, METHODS, TRAINING, LiteratureError, ProtocolSettings,
-                                clocked, describe_optimizer, describe_task, for_task, implied_by,
+                                clocked, describe_optimizer, describe_task, for_task, implied_by, length_line,
                                 best_config, leave_one_setting_out, load_curves, load_methods, load_training,
                                 parse_candidates, pooled_scores, resolved_line, run_setting, setting_score,
                                 reference_method, summary_line, unreached_note)
@@ -378,8 +378,9 @@ def main(argv: list[str] | None = None) -> int:
     unreachable = [r["setting"] for r in results if not r["reached"]]
     print(f"match residuals ({settings.readout} read-out): mean |residual| {np.nanmean(np.abs(residuals)):.4f}, max "
           f"{np.nanmax(np.abs(residuals)):.4f}; unreachable: {', '.join(unreachable) or 'none'}")
-    if (line := resolved_line(comparisons)) is not None:
-        print(line)
+    for line in (length_line(comparisons, methods), resolved_line(comparisons)):
+        if line is not None:
+            print(line)
     print(summary_line(int(comparisons.agree.sum()), len(comparisons), len(results), error))
     return 0
 

@@ -152,6 +152,22 @@ def test_the_sign_score_on_a_hand_made_table():
     assert resolved_line(got) is None  # no seeds, no intervals
 
 
+def test_the_training_length_line_counts_the_settings_that_read_a_method_at_another_length(tmp_path):
+    """Setting "s" reads GRPO at 1x and 2x (GRPO@2x, steps_scale 2), "t" at one length: the line counts every
+    comparison of "s" and, beside it, the ones involving GRPO@2x; no longer method, no line."""
+    from fadesim.lab.literature import length_line
+
+    methods = load_methods(_write(tmp_path, "m.csv", METHODS_HEADER + "GRPO,grpo,{},1\nGRPO@2x,grpo,{},2\n"
+                                  "NSR,nsr,{},1\n"))
+    rows = [("s", "base", "GRPO", True), ("s", "base", "GRPO@2x", True), ("s", "GRPO", "GRPO@2x", False),
+            ("s", "base", "NSR", False), ("t", "base", "GRPO", False), ("t", "GRPO", "NSR", True)]
+    comparisons = pd.DataFrame([{"setting": st, "k": 1, "a": a, "b": b, "agree": ok} for st, a, b, ok in rows])
+    assert length_line(comparisons, methods) == (
+        "training length: 2/4 (50.0%) signs agree over the 1 setting that read a method at another length "
+        "(steps_scale != 1); 1/2 (50.0%) of the comparisons involving one")
+    assert length_line(comparisons[comparisons.setting == "t"], methods) is None
+
+
 def test_the_paired_interval_of_each_simulated_difference_on_hand_made_seeds():
     pub = pd.DataFrame({"method": ["base", "A", "B", "base", "A", "B"], "k": [1, 1, 1, 8, 8, 8],
                         "pass_at_k": [0.50, 0.60, 0.605, 0.90, 0.85, 0.95]})

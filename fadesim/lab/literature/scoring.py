@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any, Mapping
 
 import numpy as np
 import pandas as pd
@@ -76,6 +77,24 @@ def resolved_line(comparisons: pd.DataFrame) -> str | None:
     pct = f" ({100.0 * agree / n:.1f}%)" if n else ""
     return (f"resolved: {agree}/{n} signs agree{pct} where the simulated difference is outside its paired 95% "
             f"interval over the seeds ({n} of {len(comparisons)} comparisons resolved)")
+
+
+def length_line(comparisons: pd.DataFrame, methods: Mapping[str, Any]) -> str | None:
+    """The line printed before the summary line where some setting reads a method at another length (a published
+    method whose ``steps_scale`` is not 1: a training-length setting, issue 40): how many of those settings'
+    comparisons agree, and of the comparisons that involve such a method; None where no setting does."""
+    longer = {name for name, m in methods.items() if m.steps_scale != 1}
+    involved = comparisons.a.isin(longer) | comparisons.b.isin(longer)
+    names = sorted(set(comparisons.setting[involved]))
+    if not names:
+        return None
+    within, own = comparisons[comparisons.setting.isin(names)], comparisons[involved]
+
+    def part(rows: pd.DataFrame) -> str:
+        return f"{int(rows.agree.sum())}/{len(rows)} ({100.0 * rows.agree.mean():.1f}%)"
+
+    return (f"training length: {part(within)} signs agree over the {len(names)} setting{'s' if len(names) > 1 else ''} "
+            f"that read a method at another length (steps_scale != 1); {part(own)} of the comparisons involving one")
 
 
 def summary_line(agree: int, total: int, settings: int, error: float) -> str:
