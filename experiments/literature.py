@@ -324,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     for setting in dict.fromkeys(curves.setting):
         res = run_setting(setting, curves, methods, settings, training)
         results.append(res)
-        note = unreached_note(res["target"], res["calibration"].target.get(1))
+        start = res["table"][(res["table"].method == BASE) & (res["table"].k == 1)].simulated  # where the run starts
+        note = unreached_note(res["target"], float(start.iloc[0]) if len(start) else None)
         how = "reached" if res["reached"] else f"UNREACHABLE ({note}; scored at the closest logged step)"
         if res.get("dropped") == "misfire":
             how += " without the misfire, the reach kept (unreachable under it: misfire_fallback)"

@@ -166,6 +166,7 @@ def test_the_training_length_line_counts_the_settings_that_read_a_method_at_anot
         "training length: 2/4 (50.0%) signs agree over the 1 setting that read a method at another length "
         "(steps_scale != 1); 1/2 (50.0%) of the comparisons involving one")
     assert length_line(comparisons[comparisons.setting == "t"], methods) is None
+    assert length_line(pd.DataFrame(), methods) is None  # nothing compared: no line
 
 
 def test_the_paired_interval_of_each_simulated_difference_on_hand_made_seeds():
@@ -762,7 +763,8 @@ def test_the_match_is_read_between_logged_steps_and_its_residual_printed():
     assert crossing_point(steps, [0.5, 0.3, 0.2, 0.1], 0.4) == (pytest.approx(5.0), True)  # inside the first step
     assert crossing_point(steps, [0.5, 0.6, 0.7, 0.8], 0.4) == (10.0, False)  # starts above, never comes down
     assert crossing_point(steps, [0.4, 0.5, 0.6, 0.7], 0.4) == (10.0, True)  # starts at it: at least one step
-    assert "below the base's pass@1 0.500" in unreached_note(0.4, 0.5) and unreached_note(0.9, 0.5) == "never reached"
+    assert "below the calibrated base's pass@1 0.500, where" in unreached_note(0.4, 0.5)
+    assert unreached_note(0.9, 0.5) == "never reached"
     assert unreached_note(0.4, None) == "never reached"
     per_seed = np.array([[0.0, 1.0, 2.0, 3.0], [0.0, 2.0, 4.0, 6.0]])
     np.testing.assert_allclose(read_path(steps, per_seed, 25.0), [2.5, 5.0])

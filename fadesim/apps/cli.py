@@ -331,9 +331,10 @@ def cmd_predict(args: argparse.Namespace) -> int:
     if steps is not None:
         how = f"{out['length']:g} steps (given)"
     else:
-        how = (f"GRPO pass@1 {grpo_pass1:.3f} " + ("reached" if reached else
-               f"UNREACHABLE ({unreached_note(grpo_pass1, base_curve.get(1))}; the closest logged step)")
-               + f" at step {out['length']:g}")
+        start = out["table"][(out["table"].label == BASE) & (out["table"].k == 1)].pass_at_k  # where the run starts
+        note = unreached_note(grpo_pass1, float(start.iloc[0]) if len(start) else None)
+        how = (f"GRPO pass@1 {grpo_pass1:.3f} " + ("reached" if reached else f"UNREACHABLE ({note}; the closest "
+               "logged step)") + f" at step {out['length']:g}")
     if out["dropped"] == "misfire":
         how += ", without the misfire, the reach kept (GRPO's target unreachable under it: --misfire-fallback)"
     if out["reach_dropped"]:

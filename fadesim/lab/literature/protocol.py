@@ -454,12 +454,13 @@ def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tu
     return task, cal, length, reached, grid, dropped
 
 
-def unreached_note(target: float, base_pass1: float | None) -> str:
-    """Why a reference's ``target`` pass@1 was not reached, for the printed match line: below the base's published
-    ``base_pass1`` (RL lowered pass@1, and the simulated run never came down to it) or beyond the run."""
-    if base_pass1 is not None and target < base_pass1:
-        return (f"below the base's pass@1 {base_pass1:.3f}: RL lowered it, and the simulated GRPO never came down to "
-                "it")
+def unreached_note(target: float, start: float | None) -> str:
+    """Why a reference's ``target`` pass@1 was not reached, for the printed match line: below ``start``, the
+    calibrated base's pass@1 on the prompts the metrics average, where the simulated run starts (RL lowered pass@1,
+    and the run never came down to it: ``falls_short``), or beyond the run (None: the start is not known)."""
+    if start is not None and target < start:
+        return (f"below the calibrated base's pass@1 {start:.3f}, where the simulated GRPO starts: RL lowered it, and "
+                "the run never came down to it")
     return "never reached"
 
 

@@ -83,6 +83,8 @@ def length_line(comparisons: pd.DataFrame, methods: Mapping[str, Any]) -> str | 
     """The line printed before the summary line where some setting reads a method at another length (a published
     method whose ``steps_scale`` is not 1: a training-length setting, issue 40): how many of those settings'
     comparisons agree, and of the comparisons that involve such a method; None where no setting does."""
+    if comparisons.empty:
+        return None
     longer = {name for name, m in methods.items() if m.steps_scale != 1}
     involved = comparisons.a.isin(longer) | comparisons.b.isin(longer)
     names = sorted(set(comparisons.setting[involved]))
