@@ -362,6 +362,7 @@ def test_the_compare_mode_scores_each_entry_and_ends_with_the_chosen_ones_line(t
     assert literature.main(argv) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out[-1].startswith("literature: ") and "over 1 settings" in out[-1]
+    assert out[-2].startswith("resolved: ") and out[-3].startswith("chosen on all shipped settings: ")
     assert any(line.startswith("leave-one-setting-out, all entries: ") for line in out)
     table = pd.read_csv(tmp_path / "f" / "literature_compare_b1_eval8s_d0.3_reach256_misfire1fallback_noiseclock_quick.csv")
     assert list(table.config) == ["bandit:adam", "sharpen:adam:1"] and (table.total == table.total[0]).all()
