@@ -456,11 +456,12 @@ def matched_task(settings: ProtocolSettings, base_curve: Mapping[int, float], tu
 
 def unreached_note(target: float, start: float | None) -> str:
     """Why a reference's ``target`` pass@1 was not reached, for the printed match line: below ``start``, the
-    calibrated base's pass@1 on the prompts the metrics average, where the simulated run starts (RL lowered pass@1,
-    and the run never came down to it: ``falls_short``), or beyond the run (None: the start is not known)."""
+    calibrated base's pass@1 on the prompts the metrics average, where the simulated run starts (a published RL that
+    lowered pass@1, or a target within the fit's error above the published base, and the run never came down to it:
+    ``falls_short``), or beyond the run (None: the start is not known)."""
     if start is not None and target < start:
-        return (f"below the calibrated base's pass@1 {start:.3f}, where the simulated GRPO starts: RL lowered it, and "
-                "the run never came down to it")
+        return (f"below the calibrated base's pass@1 {start:.3f}, where the simulated GRPO starts, and the run never "
+                "came down to it")
     return "never reached"
 
 
