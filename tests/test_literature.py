@@ -644,7 +644,7 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     the task without the misfire comes closest (the numbers of a run that never had it, unreached); 0.33 keeps the
     misfire (""); without misfire_fallback, reach_fallback drops the reach for 0.40 as before; the first-order engine
     falls back alike; 0.25, below the base, takes no fallback."""
-    from fadesim.lab.literature import describe_task, fallbacks, fallen_back, without_misfire
+    from fadesim.lab.literature import describe_task, fallbacks, fallen_back, predict, without_misfire
 
     def setting(target):
         return _grpo_target_curves(tmp_path, target)
@@ -688,6 +688,17 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
     for engine in ("simulate", "first_order"):
         ours = run_setting("s", below, methods, dataclasses.replace(both, engine=engine))
         assert ours["dropped"] == "" and not ours["reached"] and ours["residual"] > 0.04
+    # predict over two task draws reads each where the protocol matched it (fadesim predict on a setting with
+    # published methods): the numbers of matching each draw again, fallbacks included
+    two = dataclasses.replace(both, reach_fallback=False, task_draws=2)
+    scored = run_setting("s", middle, methods, two)
+    again = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.40)
+    reused = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.40, draws=scored["draws"])
+    pd.testing.assert_frame_equal(reused["table"], again["table"])
+    pd.testing.assert_frame_equal(reused["draws"], again["draws"])
+    assert set(again["draws"].dropped) == {"misfire"} and reused["residual"] == again["residual"]
+    with pytest.raises(ValueError, match="draws .* go with settings.task_draws > 1"):
+        predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], both, grpo_pass1=0.40, draws=scored["draws"])
     with pytest.raises(ValueError, match="misfire_fallback .* needs misfire > 0 or shortcut_scale > 0"):
         ProtocolSettings(**kw, misfire_fallback=True)
 

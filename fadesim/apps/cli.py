@@ -317,8 +317,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
         scored = run_setting(setting, curves, methods, ps, {setting: args.rollouts_per_step} if batch else None)
     if scored is not None:  # the protocol has matched the length on the published reference: reuse it
         # where a fallback dropped the misfire or the skill's reach, the length was matched on the task without it
-        if ps.task_draws > 1:  # each draw has its own length (and fallback): each is matched again on the target
-            out = predict(base_curve, advantages, ps, grpo_pass1=scored["target"], **batch)
+        if ps.task_draws > 1:  # each draw has its own length (and fallback): each is read where the protocol matched it
+            out = predict(base_curve, advantages, ps, grpo_pass1=scored["target"], draws=scored["draws"], **batch)
         else:
             used = fallen_back(ps, scored["dropped"])
             out = {**predict(base_curve, advantages, used, steps=scored["length"], **batch),

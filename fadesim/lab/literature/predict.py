@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 
 from fadesim.lab.literature.protocol import (ProtocolSettings, advantage_clock, calibrated_task, common_fallback,
-                                             match_length, match_on, matched_task, mean_half_width, nearest_step,
-                                             read_path, sim_config)
+                                             fallen_back, match_length, match_on, matched_task, mean_half_width,
+                                             nearest_step, read_path, sim_config)
 from fadesim.lab.literature.published import BASE
 
 
@@ -47,7 +47,7 @@ def parse_advantages(text: str) -> list[tuple[str, str, dict[str, Any]]]:
 
 def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
             settings: ProtocolSettings, *, grpo_pass1: float | None = None, steps: float | None = None,
-            rollouts_per_step: float | None = None) -> dict[str, Any]:
+            rollouts_per_step: float | None = None, draws: pd.DataFrame | None = None) -> dict[str, Any]:
     """What each advantage will do to a model whose base pass@k is ``base_curve`` (k -> pass@k, two k or more).
 
     The protocol's steps a-c with a user's numbers: the task is calibrated to the base curve; the training length
@@ -65,13 +65,17 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
     trainer clock (``fadesim.theory.step_size.trainer_clock``) instead; with "noise", x its noise-scale clock at the
     user's ``rollouts_per_step`` (prompts a step x rollouts a prompt; ``noise_clock``), which that clock needs.
     With ``settings.task_draws`` > 1, every number is the mean over that many draws of the task, each predicted on
-    its own (``_over_draws``)."""
+    its own (``_over_draws``); ``draws`` (with ``grpo_pass1``), the protocol's own match of each draw on that target
+    (``run_setting``'s "draws": task_seed, length, reached, dropped), reads each draw there instead of matching it
+    again (the same numbers: the protocol matched the same task on the same seeds)."""
     from fadesim.lab.stats import ci95, split_seeds
     from fadesim.sim import simulate
 
     if settings.task_draws > 1:
-        return _over_draws(base_curve, advantages, settings, grpo_pass1=grpo_pass1, steps=steps,
+        return _over_draws(base_curve, advantages, settings, draws, grpo_pass1=grpo_pass1, steps=steps,
                            rollouts_per_step=rollouts_per_step)
+    if draws is not None:
+        raise ValueError("draws (the protocol's match of each task draw) go with settings.task_draws > 1")
 
     if (grpo_pass1 is None) == (steps is None):
         raise ValueError("give exactly one of grpo_pass1 (the pass@1 your GRPO run reached) and steps (a length)")
@@ -122,17 +126,19 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
 
 
 def _over_draws(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
-                settings: ProtocolSettings, **given: Any) -> dict[str, Any]:
+                settings: ProtocolSettings, draws: pd.DataFrame | None = None, **given: Any) -> dict[str, Any]:
     """``predict`` on ``settings.task_draws`` draws of the task (``task_seed``, ``task_seed`` + 1, ...), each matched
     and read on its own, averaged (as ``fadesim.lab.literature.over_draws`` averages the protocol): the table's
     pass@k is the mean over the draws with the interval of a mean of independent draws (sqrt(sum h^2) / n); the
     trajectories the mean, at each logged step, over the draws run that far; "length", "read_at" and "residual" the
     draws' means, "reached" whether every draw reached, "dropped" the fallback every draw took ("mixed" where they
     differ), "calibration" the first draw's (the same fit on every draw); "draws" one row per draw (task_seed,
-    length, reached, residual, dropped)."""
-    one = [predict(base_curve, advantages, dataclasses.replace(settings, task_seed=settings.task_seed + i,
-                                                                task_draws=1), **given)
-           for i in range(settings.task_draws)]
+    length, reached, residual, dropped). With ``draws`` (the protocol's match of each draw) each is read there
+    (``_matched_draw``) instead of being matched again."""
+    each = [dataclasses.replace(settings, task_seed=settings.task_seed + i, task_draws=1)
+            for i in range(settings.task_draws)]
+    one = ([predict(base_curve, advantages, s, **given) for s in each] if draws is None
+           else [_matched_draw(base_curve, advantages, s, draws, **given) for s in each])
     table = pd.concat([r["table"] for r in one]).groupby(["label", "k"], sort=False).agg(
         pass_at_k=("pass_at_k", "mean"), ci95=("ci95", mean_half_width)).reset_index()
     paths = (pd.concat([r["trajectories"] for r in one]).groupby(["label", "step"], sort=False)[["pass@1", "entropy"]]
@@ -146,6 +152,28 @@ def _over_draws(base_curve: Mapping[int, float], advantages: Sequence[tuple[str,
             "reach_dropped": common == "reach", "dropped": common,
             "draws": pd.DataFrame([{"task_seed": settings.task_seed + i, "length": r["length"], "reached": r["reached"],
                                     "residual": r["residual"], "dropped": r["dropped"]} for i, r in enumerate(one)])}
+
+
+def _matched_draw(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+                  settings: ProtocolSettings, draws: pd.DataFrame, *, grpo_pass1: float | None = None,
+                  steps: float | None = None, rollouts_per_step: float | None = None) -> dict[str, Any]:
+    """``predict`` on one task draw (``settings.task_seed``) read where the protocol matched it on ``grpo_pass1``
+    (its row of ``draws``): the length and fallback are the protocol's, and so are "reached" and "dropped"; the
+    residual is the default grpo's held-out pass@1 there minus the target, as ``predict`` computes it."""
+    if grpo_pass1 is None or steps is not None:
+        raise ValueError("draws (the protocol's match of each task draw) go with grpo_pass1, the target they matched")
+    row = draws[draws.task_seed == settings.task_seed]
+    if len(row) != 1:
+        raise ValueError(f"draws has no single row for task draw {settings.task_seed}")
+    row = row.iloc[0]
+    out = predict(base_curve, advantages, fallen_back(settings, row.dropped), steps=float(row.length),
+                  rollouts_per_step=rollouts_per_step)
+    grpo = [label for label, name, params in advantages if name == "grpo" and not params]
+    t = out["table"]
+    residual = (float(t[(t.label == grpo[-1]) & (t.k == 1)].pass_at_k.iloc[0]) - float(grpo_pass1) if grpo
+                else float("nan"))
+    return {**out, "reached": bool(row.reached), "dropped": row.dropped, "reach_dropped": row.dropped == "reach",
+            "residual": residual}
 
 
 def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:
