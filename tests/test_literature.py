@@ -689,16 +689,18 @@ def test_the_misfire_fallback_drops_the_misfire_before_the_reach(tmp_path):
         ours = run_setting("s", below, methods, dataclasses.replace(both, engine=engine))
         assert ours["dropped"] == "" and not ours["reached"] and ours["residual"] > 0.04
     # predict over two task draws reads each where the protocol matched it (fadesim predict on a setting with
-    # published methods): the numbers of matching each draw again, fallbacks included
+    # published methods): the numbers of matching each draw again, fallbacks included. At 0.445 both draws drop the
+    # misfire, draw 0 still short of it (read at 200), draw 1 at 183: both read by the 200-step program compiled above
     two = dataclasses.replace(both, reach_fallback=False, task_draws=2)
-    scored = run_setting("s", middle, methods, two)
-    again = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.40)
-    reused = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.40, draws=scored["draws"])
+    scored = run_setting("s", setting(0.445), methods, two)
+    again = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.445)
+    reused = predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], two, grpo_pass1=0.445, draws=scored["draws"])
     pd.testing.assert_frame_equal(reused["table"], again["table"])
     pd.testing.assert_frame_equal(reused["draws"], again["draws"])
-    assert set(again["draws"].dropped) == {"misfire"} and reused["residual"] == again["residual"]
+    assert list(again["draws"].dropped) == ["misfire", "misfire"] and list(again["draws"].reached) == [False, True]
+    assert reused["residual"] == again["residual"]
     with pytest.raises(ValueError, match="draws .* go with settings.task_draws > 1"):
-        predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], both, grpo_pass1=0.40, draws=scored["draws"])
+        predict({1: 0.30, 32: 0.80}, [("grpo", "grpo", {})], both, grpo_pass1=0.445, draws=scored["draws"])
     with pytest.raises(ValueError, match="misfire_fallback .* needs misfire > 0 or shortcut_scale > 0"):
         ProtocolSettings(**kw, misfire_fallback=True)
 
