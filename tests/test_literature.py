@@ -150,6 +150,8 @@ def test_the_sign_score_on_a_hand_made_table():
     tied = sim.assign(pass_at_k=0.5)
     assert not sign_score(pub, tied).agree.any()  # a simulated tie agrees with no published sign
     assert resolved_line(got) is None  # no seeds, no intervals
+    partly = got.assign(ci95=[0.01, np.nan, 0.01, 0.01, 0.01], resolved=[True, np.nan, True, False, True])
+    assert resolved_line(partly) is None  # a comparison without its interval: no count rather than a wrong one
 
 
 def test_the_training_length_line_counts_the_settings_that_read_a_method_at_another_length(tmp_path):

@@ -69,8 +69,9 @@ def mean_abs_error(published: pd.DataFrame, simulated: pd.DataFrame) -> tuple[fl
 def resolved_line(comparisons: pd.DataFrame) -> str | None:
     """The line printed before the summary line where the comparisons carry their paired intervals (``sign_score``
     with ``per_seed``): how many of the resolved comparisons agree, and how many are resolved; None without them
-    (the first-order path: no seeds)."""
-    if "resolved" not in comparisons.columns:
+    (the first-order path: no seeds; or where some comparison has none, as a ``--compare`` entry partly stored before
+    the intervals)."""
+    if "resolved" not in comparisons.columns or comparisons.resolved.isna().any():
         return None
     resolved = comparisons[comparisons.resolved.astype(bool)]
     agree, n = int(resolved.agree.sum()), len(resolved)
