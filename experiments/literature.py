@@ -292,7 +292,7 @@ def compare(settings: Settings, suffix: str, args, curves: pd.DataFrame, methods
     print(f"chosen on all shipped settings: {best}")
     # its comparisons, as the plain run prints them (a unit stored before the paired intervals has no such columns)
     chosen = signs[signs.config == best].dropna(axis=1, how="all") if len(signs) else signs
-    for line in ((length_line(chosen, methods), resolved_line(chosen)) if len(chosen) else ()):
+    for line in (length_line(chosen, methods), resolved_line(chosen)):
         if line is not None:
             print(line)
     print(summary_line(int(b.agree), int(b.total), len(names), float(b.abs_error_sum / max(b.n_error, 1))))

@@ -99,7 +99,6 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
             raise ValueError(f"steps must be a positive {'number' if interpolated else 'integer'}; got {steps!r}")
         length, reached = (float(steps) if interpolated else int(steps)), True
     base_rows, rows, paths, read_at = [], [], [], {}
-    residual = float("nan")
     for label, name, params in advantages:
         want = length * advantage_clock(task, settings, name, params, rollouts_per_step)  # 1 on the simulator's
         run_steps = max(settings.log_every, int(math.ceil(max(want, length) / settings.log_every)) * settings.log_every)
@@ -113,16 +112,25 @@ def predict(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str
         for k in ks:
             mean, half = ci95(read_path(res.steps, res.metrics[f"pass@{k}"][0], at))
             rows.append({"label": label, "k": k, "pass_at_k": mean, "ci95": half})
-            if k == 1 and name == "grpo" and not params and grpo_pass1 is not None:
-                residual = mean - float(grpo_pass1)
         keep = res.steps <= at
         paths.append(pd.DataFrame({"label": label, "step": res.steps[keep],
                                    "pass@1": res.metrics["pass@1"][0].mean(axis=0)[keep],
                                    "entropy": res.metrics["entropy"][0].mean(axis=0)[keep]}))
     table = pd.DataFrame(base_rows + rows)
     return {"table": table, "trajectories": pd.concat(paths, ignore_index=True), "length": length,
-            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve), "residual": residual,
-            "read_at": read_at, "reach_dropped": dropped == "reach", "dropped": dropped}
+            "reached": bool(reached), "calibration": cal, "base_curve": dict(base_curve),
+            "residual": _grpo_residual(table, advantages, grpo_pass1), "read_at": read_at,
+            "reach_dropped": dropped == "reach", "dropped": dropped}
+
+
+def _grpo_residual(table: pd.DataFrame, advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
+                   grpo_pass1: float | None) -> float:
+    """The match residual of a ``predict`` table: the default ``grpo`` entry's (the last one's) held-out pass@1 where
+    it was read minus ``grpo_pass1``; NaN where no such entry or no target."""
+    labels = [label for label, name, params in advantages if name == "grpo" and not params]
+    if not labels or grpo_pass1 is None:
+        return float("nan")
+    return float(table[(table.label == labels[-1]) & (table.k == 1)].pass_at_k.iloc[-1]) - float(grpo_pass1)
 
 
 def _over_draws(base_curve: Mapping[int, float], advantages: Sequence[tuple[str, str, Mapping[str, Any]]],
@@ -159,7 +167,7 @@ def _matched_draw(base_curve: Mapping[int, float], advantages: Sequence[tuple[st
                   steps: float | None = None, rollouts_per_step: float | None = None) -> dict[str, Any]:
     """``predict`` on one task draw (``settings.task_seed``) read where the protocol matched it on ``grpo_pass1``
     (its row of ``draws``): the length and fallback are the protocol's, and so are "reached" and "dropped"; the
-    residual is the default grpo's held-out pass@1 there minus the target, as ``predict`` computes it."""
+    residual is ``predict``'s (``_grpo_residual``)."""
     if grpo_pass1 is None or steps is not None:
         raise ValueError("draws (the protocol's match of each task draw) go with grpo_pass1, the target they matched")
     row = draws[draws.task_seed == settings.task_seed]
@@ -168,12 +176,8 @@ def _matched_draw(base_curve: Mapping[int, float], advantages: Sequence[tuple[st
     row = row.iloc[0]
     out = predict(base_curve, advantages, fallen_back(settings, row.dropped), steps=float(row.length),
                   rollouts_per_step=rollouts_per_step)
-    grpo = [label for label, name, params in advantages if name == "grpo" and not params]
-    t = out["table"]
-    residual = (float(t[(t.label == grpo[-1]) & (t.k == 1)].pass_at_k.iloc[0]) - float(grpo_pass1) if grpo
-                else float("nan"))
     return {**out, "reached": bool(row.reached), "dropped": row.dropped, "reach_dropped": row.dropped == "reach",
-            "residual": residual}
+            "residual": _grpo_residual(out["table"], advantages, grpo_pass1)}
 
 
 def support(curves: pd.DataFrame, training: Mapping[str, int] | None = None) -> dict[str, tuple[float, float]]:

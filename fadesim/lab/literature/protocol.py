@@ -321,12 +321,18 @@ def match_length(steps: Sequence[int], simulated: Sequence[float], target: float
     candidates = [(s, v) for s, v in zip(steps, simulated) if s > 0]
     if not candidates:
         raise ValueError("match_length needs at least one logged step after step 0")
-    falling = bool(simulated[0] > target) if steps[0] == 0 else False
+    falling = _starts_above(steps, simulated, target)
     for s, v in candidates:
         if (v <= target) if falling else (v >= target):
             return int(s), True
     best = min(candidates, key=lambda sv: (abs(sv[1] - target), sv[0]))
     return int(best[0]), False
+
+
+def _starts_above(steps: Sequence[float], values: Sequence[float], target: float) -> bool:
+    """Whether a logged path starts (at step 0) above ``target``, so that it reaches it coming down
+    (``match_length``, ``crossing_point``)."""
+    return bool(steps[0] == 0 and values[0] > target)
 
 
 def crossing_point(steps: Sequence[float], values: Sequence[float], target: float) -> tuple[float, bool]:
@@ -339,7 +345,7 @@ def crossing_point(steps: Sequence[float], values: Sequence[float], target: floa
     if not reached:
         return float(first), False
     i = int(np.flatnonzero(steps == first)[0])
-    falling = steps[0] == 0 and values[0] > target
+    falling = _starts_above(steps, values, target)
     if i == 0 or ((values[i - 1] <= target) if falling else (values[i - 1] >= target)):  # step 0 at the target
         return float(first), True
     w = (target - values[i - 1]) / (values[i] - values[i - 1])
